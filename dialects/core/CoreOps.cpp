@@ -1,0 +1,304 @@
+//===- CoreOps.cpp - Core op verifiers ------------------------------------===//
+#include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Runtime/Expr.h"
+#include "wafer/Runtime/Layout.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace wafer;
+using namespace wafer::core;
+
+//===----------------------------------------------------------------------===//
+// Symbol helpers
+//===----------------------------------------------------------------------===//
+
+static ProgramOp getProgram(Operation *op) {
+  return op->getParentOfType<ProgramOp>();
+}
+
+/// The buffer `ref` names in op's program, or an error on op.
+static FailureOr<BufferOp> lookupBuffer(Operation *op,
+                                        FlatSymbolRefAttr ref) {
+  ProgramOp program = getProgram(op);
+  if (!program)
+    return op->emitOpError("must be inside a core.program");
+  auto buffer = SymbolTable::lookupNearestSymbolFrom<BufferOp>(program, ref);
+  if (!buffer)
+    return op->emitOpError("names unknown buffer ") << ref;
+  return buffer;
+}
+
+static LogicalResult lookupChannel(Operation *op, FlatSymbolRefAttr ref) {
+  ProgramOp program = getProgram(op);
+  if (!program)
+    return op->emitOpError("must be inside a core.program");
+  if (!SymbolTable::lookupNearestSymbolFrom<ChannelOp>(program, ref))
+    return op->emitOpError("names unknown channel ") << ref;
+  return success();
+}
+
+/// Looks up every buffer in `refs`; fills `sizes` with their element counts.
+static LogicalResult
+lookupBuffers(Operation *op, ArrayRef<FlatSymbolRefAttr> refs,
+              SmallVectorImpl<int64_t> &sizes) {
+  for (FlatSymbolRefAttr ref : refs) {
+    FailureOr<BufferOp> buffer = lookupBuffer(op, ref);
+    if (failed(buffer))
+      return failure();
+    sizes.push_back(buffer->getElements());
+  }
+  return success();
+}
+
+static LogicalResult verifyExpression(Operation *op, StringRef text) {
+  llvm::Expected<rt::Expr> expr = rt::Expr::parse(text);
+  if (!expr)
+    return op->emitOpError() << llvm::toString(expr.takeError());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Program
+//===----------------------------------------------------------------------===//
+
+/// Whether two arithmetic progressions share a value: scan one common period
+/// from the larger start.
+static bool progressionsIntersect(const rt::Range &a, const rt::Range &b) {
+  int64_t lo = std::max(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+  int64_t period = std::lcm(a.step, b.step);
+  for (int64_t v = lo; v <= hi && v < lo + period; ++v)
+    if (a.contains(v) && b.contains(v))
+      return true;
+  return false;
+}
+
+LogicalResult ProgramOp::verify() {
+  mesh::TargetAttr target = getTarget();
+  mesh::GridAttr grid = getGrid();
+  if (grid.getWidth() > target.getFabricWidth() ||
+      grid.getHeight() > target.getFabricHeight())
+    return emitOpError() << "grid " << grid.getHeight() << "x"
+                         << grid.getWidth() << " does not fit target '"
+                         << target.getName() << "'";
+  for (Attribute entry : getOps()) {
+    auto names = dyn_cast<ArrayAttr>(entry);
+    if (!names || names.size() != 3 ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return emitOpError("'ops' entries must be [name, kind, algorithm]");
+  }
+  return success();
+}
+
+LogicalResult ProgramOp::verifyRegions() {
+  mesh::GridAttr grid = getGrid();
+  SmallVector<std::pair<RoleOp, rt::CoreSet>> roles;
+  int64_t covered = 0;
+  for (RoleOp role : getBody().getOps<RoleOp>()) {
+    rt::CoreSet set = role.getCores().toRuntime();
+    if (set.x.hi >= grid.getWidth() || set.y.hi >= grid.getHeight())
+      return role.emitOpError("selects cores outside the ")
+             << grid.getHeight() << "x" << grid.getWidth() << " grid";
+    for (auto &[other, otherSet] : roles)
+      if (progressionsIntersect(set.x, otherSet.x) &&
+          progressionsIntersect(set.y, otherSet.y))
+        return role.emitOpError("overlaps role @") << other.getSymName();
+    covered += set.x.count() * set.y.count();
+    roles.push_back({role, set});
+  }
+  if (covered != grid.getHeight() * grid.getWidth())
+    return emitOpError("roles cover ")
+           << covered << " of the grid's " << grid.getHeight() * grid.getWidth()
+           << " cores";
+  int64_t sram = 0;
+  for (BufferOp buffer : getBody().getOps<BufferOp>())
+    sram = std::max<int64_t>(sram, buffer.getOffset() + buffer.getSizeInBytes());
+  if (sram > getTarget().getSramBytes())
+    return emitOpError("buffers need ")
+           << sram << " bytes per core; target '" << getTarget().getName()
+           << "' has " << getTarget().getSramBytes();
+  return success();
+}
+
+LogicalResult BufferOp::verify() {
+  if (getElements() < 1)
+    return emitOpError("needs at least one element");
+  if (getOffset() < 0 || getOffset() % 4 != 0)
+    return emitOpError("offset must be a non-negative multiple of 4");
+  if (!getElementType().isF32())
+    return emitOpError("supports f32 elements only");
+  return success();
+}
+
+LogicalResult RouteOp::verify() {
+  ProgramOp program = getProgram(*this);
+  if (!program)
+    return emitOpError("must be inside a core.program");
+  int64_t budget = program.getTarget().getRoutesPerCore();
+  if (getColor() < 0 || getColor() >= budget)
+    return emitOpError("color ")
+           << getColor() << " is outside the target's " << budget
+           << " routing colors";
+  if (getOuts().empty())
+    return emitOpError("needs at least one output port");
+  for (int32_t out : getOuts()) {
+    if (!symbolizeDir(out))
+      return emitOpError("unknown output port ") << out;
+    if (Dir(out) == getIn() && getIn() != Dir::ramp)
+      return emitOpError("sends a message back where it came from");
+  }
+  mesh::GridAttr grid = program.getGrid();
+  if (getCores().getXHi() >= grid.getWidth() ||
+      getCores().getYHi() >= grid.getHeight())
+    return emitOpError("selects cores outside the grid");
+  return success();
+}
+
+/// Checks a host binding's buffer and placed type.
+static LogicalResult verifyBinding(Operation *op, FlatSymbolRefAttr bufferRef,
+                                   Type type) {
+  FailureOr<BufferOp> buffer = lookupBuffer(op, bufferRef);
+  if (failed(buffer))
+    return failure();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  mesh::LayoutAttr layout = mesh::getLayout(type);
+  if (!tensor || !layout ||
+      int64_t(layout.getAxes().size()) != tensor.getRank())
+    return op->emitOpError("type must be a ranked tensor with a matching "
+                           "#mesh.layout");
+  mesh::GridAttr grid = getProgram(op).getGrid();
+  std::vector<int64_t> shape(tensor.getShape());
+  int64_t local = rt::localElements(shape, layout.toRuntime(),
+                                    grid.getHeight(), grid.getWidth());
+  if (local != buffer->getElements())
+    return op->emitOpError("needs ")
+           << local << " elements per core but buffer " << bufferRef
+           << " has " << buffer->getElements();
+  return success();
+}
+
+LogicalResult InputOp::verify() {
+  if (failed(verifyBinding(*this, getBufferAttr(), getType())))
+    return failure();
+  if (getWeightFile() && getValue())
+    return emitOpError("takes its data from a weight file or a value, not both");
+  if (getValue()) {
+    auto valueType = cast<ShapedType>(getValue()->getType());
+    if (valueType.getShape() != getSourceShape())
+      return emitOpError("value shape differs from source_shape");
+  }
+  return success();
+}
+
+LogicalResult OutputOp::verify() {
+  return verifyBinding(*this, getBufferAttr(), getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmTileOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes)))
+    return failure();
+  int64_t m = getM(), k = getK(), n = getN();
+  if (m < 1 || k < 1 || n < 1)
+    return emitOpError("needs positive m, k, n");
+  if (sizes[0] < m * n || sizes[1] < m * k || sizes[2] < k * n)
+    return emitOpError("tiles ")
+           << m << "x" << k << " * " << k << "x" << n
+           << " do not fit the buffers";
+  return success();
+}
+
+LogicalResult GemvTileOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes)))
+    return failure();
+  int64_t k = getK(), n = getN();
+  if (k < 1 || n < 1)
+    return emitOpError("needs positive k, n");
+  if (sizes[0] < n || sizes[1] < k || sizes[2] < k * n)
+    return emitOpError("tiles do not fit the buffers");
+  return success();
+}
+
+LogicalResult ElementwiseOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getOutAttr(), getAAttr(), getBAttr()},
+                           sizes)))
+    return failure();
+  if (sizes[0] != sizes[1] || sizes[0] != sizes[2])
+    return emitOpError("buffers must have the same size");
+  return success();
+}
+
+LogicalResult ZeroOp::verify() {
+  return lookupBuffer(*this, getBufferAttr());
+}
+
+LogicalResult SwapOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getAAttr(), getBAttr()}, sizes)))
+    return failure();
+  if (sizes[0] != sizes[1])
+    return emitOpError("buffers must have the same size");
+  return success();
+}
+
+LogicalResult RotateSlotsOp::verify() {
+  FailureOr<BufferOp> buffer = lookupBuffer(*this, getBufferAttr());
+  if (failed(buffer))
+    return failure();
+  if (getSlot() < 1 || buffer->getElements() % getSlot() != 0)
+    return emitOpError("slot size ")
+           << getSlot() << " does not divide the buffer's "
+           << buffer->getElements() << " elements";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  if (failed(lookupBuffer(*this, getBufferAttr())))
+    return failure();
+  return lookupChannel(*this, getChannelAttr());
+}
+
+LogicalResult RecvOp::verify() {
+  if (failed(lookupBuffer(*this, getBufferAttr())))
+    return failure();
+  return lookupChannel(*this, getChannelAttr());
+}
+
+LogicalResult RelayOp::verify() {
+  if (failed(lookupBuffer(*this, getBufferAttr())) ||
+      failed(lookupChannel(*this, getFromAttr())) ||
+      failed(lookupChannel(*this, getToAttr())))
+    return failure();
+  if (getFrom() == getTo())
+    return emitOpError("must relay between two different channels");
+  return success();
+}
+
+LogicalResult RepeatOp::verify() { return verifyExpression(*this, getCount()); }
+
+LogicalResult WhenOp::verify() {
+  return verifyExpression(*this, getCondition());
+}
+
+LogicalResult MarkOp::verify() {
+  ProgramOp program = getProgram(*this);
+  if (!program)
+    return emitOpError("must be inside a core.program");
+  if (getOpIndex() < 0 || getOpIndex() >= int64_t(program.getOps().size()))
+    return emitOpError("op index ")
+           << getOpIndex() << " is outside the program's "
+           << program.getOps().size() << " ops";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "core/CoreOps.cpp.inc"

@@ -1,0 +1,307 @@
+//===- CoreOps.td - Per-core program ops -------------------*- tablegen -*-===//
+#ifndef WAFER_CORE_OPS
+#define WAFER_CORE_OPS
+
+include "CoreAttrs.td"
+include "MeshAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
+    SingleBlock, IsolatedFromAbove, NoRegionArguments]> {
+  let summary = "Programs for every core of a grid";
+  let description = [{
+    Holds `core.buffer`, `core.channel`, `core.role` and the host bindings
+    (`core.input`, `core.output`). Roles must cover the grid without
+    overlap. `ops` names the mesh ops the program implements, in the order
+    `core.mark` numbers them: each entry is [name, kind, algorithm].
+
+    ```mlir
+    core.program {grid = #mesh.grid<3x3>, target = #mesh.target<...>,
+                  interleave, ops = [["matmul_0", "gemm", "meshgemm"]]} {
+      core.buffer @a[12] : f32 at 0
+      core.role @all at #core.cores<x = 0:2:1, y = 0:2:1> {
+        core.zero @a
+        core.mark 0
+      }
+    }
+    ```
+  }];
+  let arguments = (ins Mesh_GridAttr:$grid, Mesh_TargetAttr:$target,
+                       UnitAttr:$interleave, ArrayAttr:$ops);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Core_BufferOp : Core_Op<"buffer", [Symbol, HasParent<"ProgramOp">]> {
+  let summary = "A per-core SRAM buffer";
+  let description = [{
+    Every core allocates `elements` values of `element_type` at byte
+    `offset` of its SRAM.
+
+    ```mlir
+    core.buffer @a[120] : f32 at 480
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, I64Attr:$elements,
+                       TypeAttr:$element_type, I64Attr:$offset);
+  let assemblyFormat = [{
+    $sym_name `[` $elements `]` `:` $element_type `at` $offset attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getSizeInBytes() { return int64_t(getElements()) * 4; }
+  }];
+}
+
+def Core_ChannelOp : Core_Op<"channel", [Symbol, HasParent<"ProgramOp">,
+    NoTerminator, SingleBlock, NoRegionArguments]> {
+  let summary = "A named set of routes that sends and receives use";
+  let description = [{
+    On a core, `core.send` uses the channel's route that starts at the
+    core's ramp and `core.recv` the one that delivers to it.
+
+    ```mlir
+    core.channel @ring_x {
+      core.route color 0 at #core.cores<x = 0:4:4, y = 0:4:1> from ramp to [east]
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+}
+
+def Core_RouteOp : Core_Op<"route", [HasParent<"ChannelOp">]> {
+  let summary = "Router configuration for a color on a set of cores";
+  let description = [{
+    On every selected core, messages of `color` arriving from `in` leave
+    towards each port of `outs`; `ramp` in `outs` delivers to the core.
+
+    ```mlir
+    core.route color 2 at #core.cores<x = 1:5:4, y = 0:4:1> from west to [east, ramp]
+    ```
+  }];
+  let arguments = (ins I32Attr:$color, Core_CoreSetAttr:$cores,
+                       Core_DirAttr:$in, DenseI32ArrayAttr:$outs);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Core_RoleOp : Core_Op<"role", [Symbol, HasParent<"ProgramOp">,
+    NoTerminator, SingleBlock, NoRegionArguments]> {
+  let summary = "The program of every core a predicate selects";
+  let description = [{
+    ```mlir
+    core.role @all at #core.cores<x = 0:6:1, y = 0:4:1> {
+      core.zero @c
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, Core_CoreSetAttr:$cores);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `at` $cores attr-dict-with-keyword $body";
+}
+
+def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
+  let summary = "Places a host tensor into a buffer before the program runs";
+  let description = [{
+    `type` is the placed tensor with its `#mesh.layout`. The source is the
+    user's input `name` (a graph input), or the initializer `name` of the
+    ONNX file `weight_file`, or the constant `value`; it has shape
+    `source_shape` and is permuted by `permutation` and broadcast to the
+    placed shape on the host.
+
+    ```mlir
+    core.input @b {name = "w", weight_file = "m.onnx",
+                   source_shape = array<i64: 50, 29>,
+                   type = tensor<50x29xf32, #mesh.layout<[y:35, x:7], interleave>>}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, StrAttr:$name,
+                       TypeAttr:$type, DenseI64ArrayAttr:$source_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation,
+                       OptionalAttr<StrAttr>:$weight_file,
+                       OptionalAttr<ElementsAttr>:$value);
+  let assemblyFormat = "$buffer attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
+  let summary = "Reads a buffer back to the host after the program ran";
+  let description = [{
+    ```mlir
+    core.output @c {name = "y", type = tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, StrAttr:$name,
+                       TypeAttr:$type);
+  let assemblyFormat = "$buffer attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions
+//===----------------------------------------------------------------------===//
+
+class Core_Instr<string mnemonic, list<Trait> traits = []>
+    : Core_Op<mnemonic, traits>;
+
+def Core_GemmTileOp : Core_Instr<"gemm_tile"> {
+  let summary = "c[m x n] += a[m x k] * b[k x n] on local tiles";
+  let description = [{
+    ```mlir
+    core.gemm_tile @c, @a, @b {m = 8 : i64, k = 2 : i64, n = 5 : i64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$c, FlatSymbolRefAttr:$a,
+                       FlatSymbolRefAttr:$b, I64Attr:$m, I64Attr:$k,
+                       I64Attr:$n);
+  let assemblyFormat = "$c `,` $a `,` $b attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_GemvTileOp : Core_Instr<"gemv_tile"> {
+  let summary = "c[n] += a[k] * b[k x n] on local tiles";
+  let description = [{
+    ```mlir
+    core.gemv_tile @part, @x, @w {k = 50 : i64, n = 34 : i64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$c, FlatSymbolRefAttr:$a,
+                       FlatSymbolRefAttr:$b, I64Attr:$k, I64Attr:$n);
+  let assemblyFormat = "$c `,` $a `,` $b attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_ElementwiseOp : Core_Instr<"elementwise"> {
+  let summary = "out[i] = a[i] (+ or *) b[i] over whole buffers";
+  let description = [{
+    ```mlir
+    core.elementwise <add> @out, @a, @b
+    ```
+  }];
+  let arguments = (ins Core_ElementwiseKindAttr:$kind, FlatSymbolRefAttr:$out,
+                       FlatSymbolRefAttr:$a, FlatSymbolRefAttr:$b);
+  let assemblyFormat = "$kind $out `,` $a `,` $b attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_ZeroOp : Core_Instr<"zero"> {
+  let summary = "Sets a buffer to zero";
+  let description = "`core.zero @c`";
+  let arguments = (ins FlatSymbolRefAttr:$buffer);
+  let assemblyFormat = "$buffer attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_SwapOp : Core_Instr<"swap"> {
+  let summary = "Exchanges two buffers of the same size (no data moves)";
+  let description = "`core.swap @a, @a_next`: double buffering.";
+  let arguments = (ins FlatSymbolRefAttr:$a, FlatSymbolRefAttr:$b);
+  let assemblyFormat = "$a `,` $b attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_RotateSlotsOp : Core_Instr<"rotate_slots"> {
+  let summary = "Moves slot s of a buffer to slot s - 1 (cyclically)";
+  let description = [{
+    The buffer holds elements / slot slots. MeshGEMM's lcm construction
+    uses it where a block-cyclic tensor wraps around its ring.
+
+    ```mlir
+    core.rotate_slots @a {slot = 16 : i64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, I64Attr:$slot);
+  let assemblyFormat = "$buffer attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_SendOp : Core_Instr<"send"> {
+  let summary = "Sends a buffer on a channel";
+  let description = [{
+    Asynchronous: the core goes on while the message travels; the buffer
+    is not overwritten before the message has left.
+
+    ```mlir
+    core.send @a on @ring_x
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$channel);
+  let assemblyFormat = "$buffer `on` $channel attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_RecvOp : Core_Instr<"recv"> {
+  let summary = "Waits for the next message a channel delivers";
+  let description = "`core.recv @a_next on @ring_x`";
+  let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$channel);
+  let assemblyFormat = "$buffer `on` $channel attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_RelayOp : Core_Instr<"relay"> {
+  let summary = "Receives a message in software and sends it on";
+  let description = [{
+    Pays the target's relay cycles (beta); used where routing colors run
+    out and a path is split into hops.
+
+    ```mlir
+    core.relay @tmp from @first_leg to @second_leg
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$from,
+                       FlatSymbolRefAttr:$to);
+  let assemblyFormat = "$buffer `from` $from `to` $to attr-dict";
+  let hasVerifier = 1;
+}
+
+def Core_RepeatOp : Core_Instr<"repeat", [NoTerminator, SingleBlock,
+    NoRegionArguments]> {
+  let summary = "Runs its body a coordinate-dependent number of times";
+  let description = [{
+    ```mlir
+    core.repeat "ly" {
+      core.send @a on @ring_x
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$count);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$count attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Core_WhenOp : Core_Instr<"when", [NoTerminator, SingleBlock,
+    NoRegionArguments]> {
+  let summary = "Runs its body on the cores where a condition holds";
+  let description = [{
+    ```mlir
+    core.when "ly % 3 == 0 && ly + 1 < H" {
+      core.recv @tmp on @ktree_l0
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$condition);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$condition attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Core_MarkOp : Core_Instr<"mark"> {
+  let summary = "The end of a mesh op, for per-op statistics";
+  let description = "`core.mark 0`: index into the program's `ops`.";
+  let arguments = (ins I64Attr:$op_index);
+  let assemblyFormat = "$op_index attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // WAFER_CORE_OPS

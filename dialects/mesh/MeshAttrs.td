@@ -1,0 +1,118 @@
+//===- MeshAttrs.td - Grid, target and layout attributes ---*- tablegen -*-===//
+#ifndef WAFER_MESH_ATTRS
+#define WAFER_MESH_ATTRS
+
+include "MeshDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Mesh_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Mesh_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Mesh_GridAttr : Mesh_Attr<"Grid", "grid"> {
+  let summary = "A grid of cores: height (rows, y) x width (columns, x)";
+  let description = [{
+    ```mlir
+    #mesh.grid<5x7>   // 5 rows, 7 columns
+    ```
+  }];
+  let parameters = (ins "int64_t":$height, "int64_t":$width);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+def Mesh_TargetAttr : Mesh_Attr<"Target", "target"> {
+  let summary = "The hardware a module is compiled for (PLMR parameters)";
+  let description = [{
+    The same fields as a target JSON file (see docs/user-guide.md); passes
+    read limits from here instead of hard-coding them.
+
+    ```mlir
+    #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994,
+                 clock_hz = 1100000000, sram_bytes = 49152,
+                 routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2,
+                 relay_cycles = 5, link_words_per_cycle = 1,
+                 macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<>:$name,
+    "int64_t":$fabric_width, "int64_t":$fabric_height,
+    "int64_t":$clock_hz, "int64_t":$sram_bytes, "int64_t":$routes_per_core,
+    "int64_t":$hop_cycles, "int64_t":$ramp_cycles, "int64_t":$relay_cycles,
+    "int64_t":$link_words_per_cycle,
+    "int64_t":$macs_f32, "int64_t":$macs_f16, "int64_t":$macs_f16_f32);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
+  let summary = "How a tensor's dimensions are split over the grid";
+  let description = [{
+    One entry per tensor dimension: `*` keeps the dimension whole on every
+    core; `x:B` / `y:B` splits it into B blocks along the grid's x (column)
+    or y (row) axis. B is a multiple of the grid's extent on that axis:
+    block b lives at logical position b mod extent, in local slot
+    b / extent (B larger than the extent is the block-cyclic form the lcm
+    construction of MeshGEMM on non-square grids uses). A grid axis no
+    dimension uses holds replicas. `interleave` maps logical positions to
+    physical cores with INTERLEAVE (paper Algorithm 1); without it the map
+    is the identity.
+
+    In the paper's notation, prefill activations `L_y E_x` on a 5x7 grid are
+    `#mesh.layout<[y:5, x:7]>`; a decode vector `E_y L^x` of shape [1, E] is
+    `#mesh.layout<[*, y:5]>` (replicated along x).
+
+    ```mlir
+    tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$axes,
+                        ArrayRefParameter<"int64_t">:$blocks,
+                        "bool":$interleave);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Axis codes of `axes`.
+    static constexpr int64_t kNone = 0, kX = 1, kY = 2;
+    /// The runtime's form of this layout (without the interleave flag).
+    std::vector<::wafer::rt::LayoutDim> toRuntime() const;
+    /// The same layout with `interleave` set to the given value.
+    LayoutAttr withInterleave(bool interleave) const;
+  }];
+}
+
+def Mesh_KTreeAttr : Mesh_Attr<"KTree", "ktree"> {
+  let summary = "K-tree allreduce (paper section 6): K levels of group reductions";
+  let description = [{
+    ```mlir
+    #mesh.ktree<2>
+    ```
+  }];
+  let parameters = (ins "int64_t":$k);
+  let assemblyFormat = "`<` $k `>`";
+  let genVerifyDecl = 1;
+}
+
+def Mesh_GemmAlgorithm : I32EnumAttr<"GemmAlgorithm",
+    "distributed GEMM algorithm", [
+      I32EnumAttrCase<"meshgemm", 0>
+    ]> {
+  let cppNamespace = "::wafer::mesh";
+  let genSpecializedAttr = 0;
+}
+def Mesh_GemmAlgorithmAttr : EnumAttr<Mesh_Dialect, Mesh_GemmAlgorithm,
+                                      "gemm_algorithm">;
+
+def Mesh_MapKind : I32EnumAttr<"MapKind", "element-wise function", [
+      I32EnumAttrCase<"add", 0>,
+      I32EnumAttrCase<"mul", 1>
+    ]> {
+  let cppNamespace = "::wafer::mesh";
+  let genSpecializedAttr = 0;
+}
+def Mesh_MapKindAttr : EnumAttr<Mesh_Dialect, Mesh_MapKind, "map_kind">;
+
+#endif // WAFER_MESH_ATTRS

@@ -1,0 +1,119 @@
+//===- MeshOps.td - Distributed algorithms -----------------*- tablegen -*-===//
+#ifndef WAFER_MESH_OPS
+#define WAFER_MESH_OPS
+
+include "MeshAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Mesh_HostTensor : RankedTensorOf<[F32]>;
+def Mesh_DistTensor : RankedTensorOf<[F32]>;
+
+def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
+  let summary = "Places a host tensor on the grid in a layout";
+  let description = [{
+    Host I/O: the host writes the tensor into every core's SRAM before the
+    program starts. The host-side view may permute the source's dimensions
+    (`permutation`, how ONNX Gemm's transA/transB arrive) and broadcast it
+    to the result shape with numpy's rules, both at no on-chip cost.
+
+    ```mlir
+    %d = mesh.distribute %w {permutation = array<i64: 1, 0>}
+        : tensor<29x50xf32> -> tensor<50x29xf32, #mesh.layout<[y:35, x:7], interleave>>
+    ```
+  }];
+  let arguments = (ins Mesh_HostTensor:$source,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
+  let summary = "Reads a distributed tensor back to the host";
+  let description = [{
+    Host I/O: each element is read from the core holding it (the replica at
+    logical position 0 of a replicated axis).
+
+    ```mlir
+    %h = mesh.collect %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>> -> tensor<37x29xf32>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$source);
+  let results = (outs Mesh_HostTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
+  let summary = "Distributed C[M, N] = A[M, K] x B[K, N]";
+  let description = [{
+    `meshgemm` is the paper's MeshGEMM (section 5): on an H x W grid with
+    N = lcm(H, W), A is `[y:H, x:N]`, B is `[y:N, x:W]` and C is
+    `[y:H, x:W]`. Each core aligns its operands (row r shifts A by r,
+    column c shifts B by c) and runs N compute-shift steps, A shifting
+    along the x ring and B along the y ring; with interleaved placement
+    every transfer is at most 2 hops. `colors` holds the first routing
+    color of the x ring and the y ring once `mesh-allocate-routes` ran.
+
+    ```mlir
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>}
+        : tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>,
+          tensor<50x29xf32, #mesh.layout<[y:35, x:7], interleave>>
+       -> tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$lhs, Mesh_DistTensor:$rhs,
+                       Mesh_GemmAlgorithmAttr:$algorithm,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
+  let summary = "Distributed y[1, N] = x[1, K] x W[K, N] with an allreduce";
+  let description = [{
+    MeshGEMV (paper section 6): x is `[*, y:H]` (split along y, replicated
+    along x), W is `[y:H, x:W]`, y is `[*, x:W]`. Each core multiplies its
+    tiles; the partial sums of a column are combined with a K-tree
+    allreduce and broadcast back down the column. `colors` holds the first
+    routing color of each K-tree level and of the broadcast once
+    `mesh-allocate-routes` ran.
+
+    ```mlir
+    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>}
+        : tensor<1x300xf32, #mesh.layout<[*, y:6]>>,
+          tensor<300x200xf32, #mesh.layout<[y:6, x:6]>>
+       -> tensor<1x200xf32, #mesh.layout<[*, x:6]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$lhs, Mesh_DistTensor:$rhs,
+                       Mesh_KTreeAttr:$allreduce,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
+  let summary = "Element-wise function of tensors in the same layout";
+  let description = [{
+    Purely local: every core applies the function to its tiles.
+
+    ```mlir
+    %z = mesh.map add %a, %b : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>>
+    ```
+  }];
+  let arguments = (ins Mesh_MapKindAttr:$kind, Mesh_DistTensor:$lhs,
+                       Mesh_DistTensor:$rhs);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = "$kind $lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // WAFER_MESH_OPS

@@ -1,0 +1,41 @@
+//===- MeshOps.h - Distributed tensors on a core grid -----------*- C++ -*-===//
+#ifndef WAFER_DIALECT_MESH_MESHOPS_H
+#define WAFER_DIALECT_MESH_MESHOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "wafer/Runtime/Program.h"
+#include "wafer/Runtime/Target.h"
+
+#include "mesh/MeshDialect.h.inc"
+#include "mesh/MeshEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mesh/MeshAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "mesh/MeshOps.h.inc"
+
+namespace wafer::mesh {
+
+/// The grid and target an op is compiled for: the `mesh.grid` and
+/// `mesh.target` attributes of the closest enclosing op that has them.
+GridAttr lookupGrid(mlir::Operation *op);
+TargetAttr lookupTarget(mlir::Operation *op);
+
+/// The layout of a distributed tensor type, or null.
+LayoutAttr getLayout(mlir::Type type);
+
+/// Conversions between the attribute and the runtime's description.
+TargetAttr getTargetAttr(mlir::MLIRContext *context,
+                         const rt::Target &target);
+rt::Target getRuntimeTarget(TargetAttr attr);
+
+} // namespace wafer::mesh
+
+#endif // WAFER_DIALECT_MESH_MESHOPS_H

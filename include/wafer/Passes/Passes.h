@@ -1,0 +1,43 @@
+//===- Passes.h - All of wafer's passes -------------------------*- C++ -*-===//
+#ifndef WAFER_PASSES_PASSES_H
+#define WAFER_PASSES_PASSES_H
+
+#include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Dialect/Mesh/MeshOps.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace wafer {
+
+// Each generated file undefines the macro it reads, so define it per file.
+#define GEN_PASS_DECL
+#include "conversion/Passes.h.inc"
+#define GEN_PASS_DECL
+#include "mesh/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "conversion/Passes.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "mesh/Passes.h.inc"
+
+/// Options of the whole compile flow, from tfm to core.
+struct CompileOptions {
+  std::string grid;
+  std::string target = "wse2";
+  int64_t ktreeK = 2;
+};
+
+/// Adds convert-tfm-to-mesh, mesh-place-interleave, mesh-allocate-routes and
+/// convert-mesh-to-core to `pm`.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompileOptions &options);
+
+/// Registers the named pipeline `wafer-compile`.
+void registerPipelines();
+
+} // namespace wafer
+
+#endif // WAFER_PASSES_PASSES_H

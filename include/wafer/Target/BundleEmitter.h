@@ -1,0 +1,22 @@
+//===- BundleEmitter.h - core.program to runtime program --------*- C++ -*-===//
+#ifndef WAFER_TARGET_BUNDLEEMITTER_H
+#define WAFER_TARGET_BUNDLEEMITTER_H
+
+#include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Runtime/Program.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+namespace wafer {
+
+/// Translates the module's core.program into the runtime's program, loading
+/// the weights it refers to so the bundle is self-contained.
+llvm::Expected<rt::Program> buildRuntimeProgram(mlir::ModuleOp module);
+
+/// Registers the `--emit-bundle` and `--dump-bundle` translations.
+void registerBundleTranslations();
+
+} // namespace wafer
+
+#endif // WAFER_TARGET_BUNDLEEMITTER_H

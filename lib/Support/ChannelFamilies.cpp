@@ -1,0 +1,50 @@
+//===- ChannelFamilies.cpp - Message paths of mesh ops --------------------===//
+#include "wafer/Support/ChannelFamilies.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace wafer;
+
+static ChannelFamily makeFamily(std::string name, rt::Axis axis,
+                                std::vector<rt::LinePath> paths) {
+  ChannelFamily family{std::move(name), axis, std::move(paths), {}, 0};
+  family.colors = rt::colorLinePaths(family.paths, family.numColors);
+  return family;
+}
+
+std::vector<ChannelFamily>
+wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
+                          bool interleave) {
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  std::vector<ChannelFamily> families;
+  if (mlir::isa<mesh::GemmOp>(op)) {
+    families.push_back(makeFamily("ring_x", rt::Axis::X,
+                                  rt::ringShiftPaths(w, interleave)));
+    families.push_back(makeFamily("ring_y", rt::Axis::Y,
+                                  rt::ringShiftPaths(h, interleave)));
+  } else if (auto gemv = mlir::dyn_cast<mesh::GemvOp>(op)) {
+    int64_t k = gemv.getAllreduce().getK();
+    for (auto [i, level] : llvm::enumerate(rt::ktreeLevels(h, k)))
+      families.push_back(makeFamily(
+          "ktree" + std::to_string(k) + "_level" + std::to_string(i),
+          rt::Axis::Y, rt::ktreeLevelPaths(h, level, interleave)));
+    families.push_back(makeFamily("broadcast_y", rt::Axis::Y,
+                                  rt::broadcastPaths(h, interleave)));
+  }
+  return families;
+}
+
+void wafer::addColorsPerIndex(
+    const ChannelFamily &family, int32_t baseColor,
+    std::vector<llvm::SmallVector<int32_t>> &perIndex) {
+  for (auto [path, color] : llvm::zip(family.paths, family.colors)) {
+    int64_t lo = path.src, hi = path.src;
+    for (int64_t dst : path.dsts) {
+      lo = std::min(lo, dst);
+      hi = std::max(hi, dst);
+    }
+    for (int64_t i = lo; i <= hi; ++i)
+      if (!llvm::is_contained(perIndex[i], baseColor + color))
+        perIndex[i].push_back(baseColor + color);
+  }
+}

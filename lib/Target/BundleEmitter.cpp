@@ -1,0 +1,219 @@
+//===- BundleEmitter.cpp - core.program to runtime program ----------------===//
+#include "wafer/Target/BundleEmitter.h"
+#include "wafer/Import/OnnxImporter.h"
+#include "wafer/Runtime/Bundle.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+class ProgramEmitter {
+public:
+  explicit ProgramEmitter(core::ProgramOp program) : program(program) {}
+
+  llvm::Expected<rt::Program> run() {
+    rt::Program result;
+    result.target = mesh::getRuntimeTarget(program.getTarget());
+    result.gridHeight = program.getGrid().getHeight();
+    result.gridWidth = program.getGrid().getWidth();
+    result.interleave = program.getInterleave();
+    for (Attribute entry : program.getOps()) {
+      auto names = cast<ArrayAttr>(entry);
+      result.ops.push_back({cast<StringAttr>(names[0]).str(),
+                            cast<StringAttr>(names[1]).str(),
+                            cast<StringAttr>(names[2]).str()});
+    }
+    Block &body = program.getBody().front();
+    for (auto buffer : body.getOps<core::BufferOp>()) {
+      bufferIndex[buffer.getSymName()] = int32_t(result.buffers.size());
+      result.buffers.push_back({buffer.getSymName().str(),
+                                int64_t(buffer.getElements()), rt::DType::F32,
+                                int64_t(buffer.getOffset())});
+    }
+    for (auto channel : body.getOps<core::ChannelOp>()) {
+      channelIndex[channel.getSymName()] = int32_t(result.channels.size());
+      rt::Channel &out = result.channels.emplace_back();
+      out.name = channel.getSymName().str();
+      for (auto route : channel.getBody().getOps<core::RouteOp>()) {
+        uint8_t mask = 0;
+        for (int32_t dir : route.getOuts())
+          mask |= uint8_t(1u << dir);
+        out.routes.push_back({route.getColor(), route.getCores().toRuntime(),
+                              rt::Dir(unsigned(route.getIn())), mask});
+      }
+    }
+    for (auto role : body.getOps<core::RoleOp>())
+      result.roles.push_back({role.getSymName().str(),
+                              role.getCores().toRuntime(),
+                              instructions(role.getBody().front())});
+    for (auto input : body.getOps<core::InputOp>()) {
+      auto tensor = hostTensor(input.getBuffer(), input.getName(),
+                               input.getType());
+      tensor.sourceShape.assign(input.getSourceShape().begin(),
+                                input.getSourceShape().end());
+      if (auto perm = input.getPermutation())
+        tensor.permutation.assign(perm->begin(), perm->end());
+      if (auto file = input.getWeightFile()) {
+        llvm::Expected<WeightData> weight = weights.load(*file, input.getName());
+        if (!weight)
+          return weight.takeError();
+        if (weight->shape != tensor.sourceShape)
+          return fail(*file + ": initializer '" + input.getName() +
+                      "' changed shape since import");
+        tensor.data = std::move(weight->values);
+      } else if (auto value = input.getValue()) {
+        for (APFloat v : cast<DenseElementsAttr>(*value).getValues<APFloat>())
+          tensor.data.push_back(v.convertToFloat());
+      }
+      result.inputs.push_back(std::move(tensor));
+    }
+    for (auto output : body.getOps<core::OutputOp>())
+      result.outputs.push_back(
+          hostTensor(output.getBuffer(), output.getName(), output.getType()));
+    return result;
+  }
+
+private:
+  rt::HostTensor hostTensor(StringRef buffer, StringRef name, Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    rt::HostTensor host;
+    host.name = name.str();
+    host.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    host.buffer = bufferIndex.lookup(buffer);
+    host.layout = mesh::getLayout(tensor).toRuntime();
+    return host;
+  }
+
+  std::vector<rt::Instr> instructions(Block &block) {
+    std::vector<rt::Instr> list;
+    for (Operation &op : block) {
+      rt::Instr instr;
+      auto buf = [&](StringRef name) {
+        instr.bufs.push_back(bufferIndex.lookup(name));
+      };
+      llvm::TypeSwitch<Operation *>(&op)
+          .Case<core::GemmTileOp>([&](auto op) {
+            instr.op = rt::Opcode::GemmTile;
+            buf(op.getC()), buf(op.getA()), buf(op.getB());
+            instr.m = op.getM(), instr.k = op.getK(), instr.n = op.getN();
+          })
+          .Case<core::GemvTileOp>([&](auto op) {
+            instr.op = rt::Opcode::GemvTile;
+            buf(op.getC()), buf(op.getA()), buf(op.getB());
+            instr.m = 1, instr.k = op.getK(), instr.n = op.getN();
+          })
+          .Case<core::ElementwiseOp>([&](auto op) {
+            instr.op = op.getKind() == core::ElementwiseKind::add
+                           ? rt::Opcode::Add
+                           : rt::Opcode::Mul;
+            buf(op.getOut()), buf(op.getA()), buf(op.getB());
+          })
+          .Case<core::ZeroOp>([&](auto op) {
+            instr.op = rt::Opcode::Zero;
+            buf(op.getBuffer());
+          })
+          .Case<core::SwapOp>([&](auto op) {
+            instr.op = rt::Opcode::Swap;
+            buf(op.getA()), buf(op.getB());
+          })
+          .Case<core::RotateSlotsOp>([&](auto op) {
+            instr.op = rt::Opcode::RotateSlots;
+            buf(op.getBuffer());
+            instr.n = op.getSlot();
+          })
+          .Case<core::SendOp>([&](auto op) {
+            instr.op = rt::Opcode::Send;
+            buf(op.getBuffer());
+            instr.channel = channelIndex.lookup(op.getChannel());
+          })
+          .Case<core::RecvOp>([&](auto op) {
+            instr.op = rt::Opcode::Recv;
+            buf(op.getBuffer());
+            instr.channel = channelIndex.lookup(op.getChannel());
+          })
+          .Case<core::RelayOp>([&](auto op) {
+            instr.op = rt::Opcode::Relay;
+            buf(op.getBuffer());
+            instr.channel = channelIndex.lookup(op.getFrom());
+            instr.channel2 = channelIndex.lookup(op.getTo());
+          })
+          .Case<core::RepeatOp>([&](auto op) {
+            instr.op = rt::Opcode::Repeat;
+            instr.expr = op.getCount().str();
+            instr.body = instructions(op.getBody().front());
+          })
+          .Case<core::WhenOp>([&](auto op) {
+            instr.op = rt::Opcode::When;
+            instr.expr = op.getCondition().str();
+            instr.body = instructions(op.getBody().front());
+          })
+          .Case<core::MarkOp>([&](auto op) {
+            instr.op = rt::Opcode::Mark;
+            instr.mark = op.getOpIndex();
+          });
+      list.push_back(std::move(instr));
+    }
+    return list;
+  }
+
+  core::ProgramOp program;
+  llvm::StringMap<int32_t> bufferIndex, channelIndex;
+  OnnxWeightStore weights;
+};
+
+} // namespace
+
+llvm::Expected<rt::Program> wafer::buildRuntimeProgram(ModuleOp module) {
+  auto programs = module.getOps<core::ProgramOp>();
+  if (programs.empty())
+    return fail("the module has no core.program (run the compile pipeline "
+                "first)");
+  if (std::next(programs.begin()) != programs.end())
+    return fail("the module has more than one core.program");
+  return ProgramEmitter(*programs.begin()).run();
+}
+
+void wafer::registerBundleTranslations() {
+  TranslateFromMLIRRegistration emit(
+      "emit-bundle", "Write the module's core.program as a program bundle",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("emit-bundle expects a module");
+        llvm::Expected<rt::Program> program = buildRuntimeProgram(module);
+        if (!program)
+          return op->emitError(llvm::toString(program.takeError()));
+        std::vector<uint8_t> bytes = rt::serializeBundle(*program);
+        os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<core::CoreDialect, mesh::MeshDialect>();
+      });
+  TranslateRegistration dump(
+      "dump-bundle", "Print a program bundle as text",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &os,
+         MLIRContext *context) -> LogicalResult {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        llvm::Expected<rt::Program> program = rt::deserializeBundle(
+            buffer->getBuffer(), buffer->getBufferIdentifier());
+        if (!program)
+          return emitError(UnknownLoc::get(context))
+                 << llvm::toString(program.takeError());
+        rt::dumpProgram(*program, os);
+        return success();
+      });
+}

@@ -1,0 +1,448 @@
+//===- ConvertMeshToCore.cpp - Role programs from distributed algorithms --===//
+#include "wafer/Passes/Passes.h"
+#include "wafer/Runtime/Layout.h"
+#include "wafer/Support/ChannelFamilies.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
+
+namespace wafer {
+#define GEN_PASS_DEF_CONVERTMESHTOCORE
+#include "conversion/Passes.h.inc"
+} // namespace wafer
+
+using namespace mlir;
+using namespace wafer;
+
+namespace {
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The ONNX node name a location carries, if any.
+static std::string locationName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// Builds one core.program from the mesh ops of @main, in program order.
+class ProgramLowering {
+public:
+  ProgramLowering(ModuleOp module, func::FuncOp main, mesh::GridAttr grid,
+                  mesh::TargetAttr target)
+      : module(module), main(main), grid(grid), target(target),
+        builder(module.getContext()), h(grid.getHeight()),
+        w(grid.getWidth()) {}
+
+  LogicalResult run() {
+    MLIRContext *context = module.getContext();
+    interleave = false;
+    main.walk([&](Operation *op) {
+      for (Value v : op->getResults())
+        if (mesh::LayoutAttr layout = mesh::getLayout(v.getType()))
+          interleave |= layout.getInterleave();
+    });
+    builder.setInsertionPointToEnd(module.getBody());
+    program = builder.create<core::ProgramOp>(
+        main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
+        builder.getArrayAttr({}));
+    program.getBody().emplaceBlock();
+    declarations.setInsertionPointToStart(&program.getBody().front());
+    builder.setInsertionPointToEnd(&program.getBody().front());
+    auto role = builder.create<core::RoleOp>(
+        main.getLoc(), "all",
+        core::CoreSetAttr::get(context, 0, w - 1, 1, 0, h - 1, 1));
+    role.getBody().emplaceBlock();
+    instructions.setInsertionPointToStart(&role.getBody().front());
+    bindings.setInsertionPointToEnd(&program.getBody().front());
+
+    for (Operation &op : main.getBody().front()) {
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+              .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
+              .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
+              .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
+              .Case<mesh::MapOp>([&](auto op) { return lower(op); })
+              .Case<func::ReturnOp>([&](auto op) { return lower(op); })
+              .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp>(
+                  [&](auto) { return success(); })
+              .Default([&](Operation *op) {
+                return op->emitError("convert-mesh-to-core: cannot lower '")
+                       << op->getName() << "'";
+              });
+      if (failed(result))
+        return failure();
+    }
+    program.setOpsAttr(builder.getArrayAttr(opsInfo));
+    return success();
+  }
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Declarations
+  //===--------------------------------------------------------------------===//
+
+  FailureOr<FlatSymbolRefAttr> newBuffer(Location loc, StringRef name,
+                                         int64_t elements) {
+    int64_t bytes = elements * 4;
+    if (nextOffset + bytes > target.getSramBytes())
+      return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
+                            "buffer '")
+             << name << "' needs " << bytes << " bytes at offset "
+             << nextOffset << " but target '" << target.getName() << "' has "
+             << target.getSramBytes() << " bytes per core";
+    declarations.create<core::BufferOp>(
+        loc, name, elements, declarations.getF32Type(), nextOffset);
+    nextOffset += bytes;
+    return FlatSymbolRefAttr::get(declarations.getContext(), name);
+  }
+
+  /// The buffer holding a distributed value, allocated on first use.
+  FailureOr<FlatSymbolRefAttr> bufferFor(Value v) {
+    if (FlatSymbolRefAttr existing = buffers.lookup(v))
+      return existing;
+    auto type = cast<RankedTensorType>(v.getType());
+    std::vector<int64_t> shape(type.getShape());
+    int64_t elements = rt::localElements(
+        shape, mesh::getLayout(type).toRuntime(), h, w);
+    auto buffer = newBuffer(v.getLoc(), "t" + std::to_string(buffers.size()),
+                            elements);
+    if (succeeded(buffer))
+      buffers[v] = *buffer;
+    return buffer;
+  }
+
+  FlatSymbolRefAttr channelFor(const ChannelFamily &family,
+                               int32_t baseColor) {
+    if (FlatSymbolRefAttr existing = channels.lookup(family.name))
+      return existing;
+    Location loc = program.getLoc();
+    OpBuilder::InsertionGuard guard(declarations);
+    auto channel = declarations.create<core::ChannelOp>(loc, family.name);
+    channel.getBody().emplaceBlock();
+    declarations.setInsertionPointToStart(&channel.getBody().front());
+    for (const rt::Route &route :
+         rt::buildRoutes(family.paths, family.colors, family.axis, h, w,
+                         baseColor)) {
+      SmallVector<int32_t> outs;
+      for (unsigned d = 0; d < 5; ++d)
+        if (route.outMask & (1u << d))
+          outs.push_back(int32_t(d));
+      declarations.create<core::RouteOp>(
+          loc, declarations.getI32IntegerAttr(route.color),
+          core::CoreSetAttr::get(declarations.getContext(), route.cores),
+          core::DirAttr::get(declarations.getContext(),
+                             core::Dir(unsigned(route.in))),
+          declarations.getDenseI32ArrayAttr(outs));
+    }
+    auto ref = FlatSymbolRefAttr::get(channel.getSymNameAttr());
+    channels[family.name] = ref;
+    return ref;
+  }
+
+  /// The channels of a communicating op, one per family, using the colors
+  /// mesh-allocate-routes recorded.
+  FailureOr<SmallVector<FlatSymbolRefAttr>> channelsFor(Operation *op) {
+    std::vector<ChannelFamily> families =
+        getChannelFamilies(op, grid, interleave);
+    auto colors = op->getAttrOfType<DenseI32ArrayAttr>("colors");
+    if (!colors || colors.size() != int64_t(families.size()))
+      return op->emitError("convert-mesh-to-core: routing colors missing "
+                           "(run mesh-allocate-routes first)");
+    SmallVector<FlatSymbolRefAttr> result;
+    for (auto [family, base] : llvm::zip(families, colors.asArrayRef()))
+      result.push_back(channelFor(family, base));
+    return result;
+  }
+
+  int64_t recordOp(Operation *op, StringRef kind, StringRef algorithm) {
+    std::string name = locationName(op->getLoc());
+    if (name.empty())
+      name = (kind + Twine(opsInfo.size())).str();
+    opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
+    return int64_t(opsInfo.size()) - 1;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Instruction helpers
+  //===--------------------------------------------------------------------===//
+
+  IntegerAttr i64(int64_t value) { return builder.getI64IntegerAttr(value); }
+
+  core::ElementwiseKindAttr elementwiseKind(core::ElementwiseKind kind) {
+    return core::ElementwiseKindAttr::get(module.getContext(), kind);
+  }
+
+  template <typename Body>
+  void when(Location loc, std::string condition, Body body) {
+    auto op = instructions.create<core::WhenOp>(loc, condition);
+    op.getBody().emplaceBlock();
+    OpBuilder::InsertionGuard guard(instructions);
+    instructions.setInsertionPointToStart(&op.getBody().front());
+    body();
+  }
+
+  template <typename Body>
+  void repeat(Location loc, std::string count, Body body) {
+    auto op = instructions.create<core::RepeatOp>(loc, count);
+    op.getBody().emplaceBlock();
+    OpBuilder::InsertionGuard guard(instructions);
+    instructions.setInsertionPointToStart(&op.getBody().front());
+    body();
+  }
+
+  /// One step of a logical ring shift of a block-cyclic buffer (see
+  /// mesh.gemm): the send, which overlaps with whatever follows, and the
+  /// completion. On a ring of one core the shift is a local slot rotation.
+  struct RingShift {
+    FlatSymbolRefAttr buffer, next, channel;
+    int64_t extent, slots, slotSize;
+    std::string lastPosition; // condition of the core receiving the wrap
+  };
+
+  void startShift(Location loc, const RingShift &s) {
+    if (s.extent > 1)
+      instructions.create<core::SendOp>(loc, s.buffer, s.channel);
+  }
+
+  void finishShift(Location loc, const RingShift &s) {
+    if (s.extent == 1) {
+      if (s.slots > 1)
+        instructions.create<core::RotateSlotsOp>(loc, s.buffer, i64(s.slotSize));
+      return;
+    }
+    instructions.create<core::RecvOp>(loc, s.next, s.channel);
+    if (s.slots > 1)
+      when(loc, s.lastPosition, [&] {
+        instructions.create<core::RotateSlotsOp>(loc, s.next, i64(s.slotSize));
+      });
+    instructions.create<core::SwapOp>(loc, s.buffer, s.next);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Ops
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult lower(mesh::DistributeOp op) {
+    auto buffer = bufferFor(op.getResult());
+    if (failed(buffer))
+      return failure();
+    auto sourceType = cast<RankedTensorType>(op.getSource().getType());
+    auto input = bindings.create<core::InputOp>(
+        op.getLoc(), *buffer, bindings.getStringAttr(""),
+        TypeAttr::get(op.getResult().getType()),
+        bindings.getDenseI64ArrayAttr(sourceType.getShape()),
+        op.getPermutationAttr(), nullptr, nullptr);
+    Value source = op.getSource();
+    if (auto arg = dyn_cast<BlockArgument>(source)) {
+      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                     "tfm.name");
+      input.setName(name ? name.getValue()
+                         : StringRef("input" + std::to_string(arg.getArgNumber())));
+    } else if (auto weight = source.getDefiningOp<tfm::WeightOp>()) {
+      input.setName(weight.getName());
+      input.setWeightFileAttr(weight.getSourceAttr());
+    } else if (auto constant = source.getDefiningOp<tfm::ConstantOp>()) {
+      input.setName("constant");
+      input.setValueAttr(cast<ElementsAttr>(constant.getValue()));
+    } else {
+      return op.emitError("convert-mesh-to-core: cannot place this host value");
+    }
+    return success();
+  }
+
+  LogicalResult lower(mesh::GemmOp op) {
+    Location loc = op.getLoc();
+    if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
+      return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
+                          "in place; an operand with other users is not "
+                          "supported yet");
+    auto channels = channelsFor(op);
+    auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+         c = bufferFor(op.getResult());
+    if (failed(channels) || failed(a) || failed(b) || failed(c))
+      return failure();
+    ArrayRef<int64_t> aShape = cast<RankedTensorType>(op.getLhs().getType()).getShape();
+    int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+    int64_t ring = std::lcm(h, w);
+    int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
+            nt = ceilDiv(n, w);
+    std::string tag = "gemm" + std::to_string(opsInfo.size());
+    RingShift shiftA{*a, {}, (*channels)[0], w, ring / w, mt * kt,
+                     "lx == " + std::to_string(w - 1)};
+    RingShift shiftB{*b, {}, (*channels)[1], h, ring / h, kt * nt,
+                     "ly == " + std::to_string(h - 1)};
+    for (auto [shift, suffix] :
+         {std::pair{&shiftA, "_a_next"}, std::pair{&shiftB, "_b_next"}}) {
+      if (shift->extent == 1)
+        continue;
+      int64_t elements = shift->slots * shift->slotSize;
+      auto next = newBuffer(loc, tag + suffix, elements);
+      if (failed(next))
+        return failure();
+      shift->next = *next;
+    }
+    bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
+    instructions.create<core::ZeroOp>(loc, *c);
+    // Alignment: row r shifts A by r, column c shifts B by c.
+    if (shiftsA)
+      repeat(loc, "ly", [&] {
+        startShift(loc, shiftA);
+        finishShift(loc, shiftA);
+      });
+    if (shiftsB)
+      repeat(loc, "lx", [&] {
+        startShift(loc, shiftB);
+        finishShift(loc, shiftB);
+      });
+    auto multiply = [&] {
+      instructions.create<core::GemmTileOp>(loc, *c, *a, *b, i64(mt), i64(kt),
+                                            i64(nt));
+    };
+    // Compute-shift: the sends overlap with the local multiply.
+    if (ring > 1)
+      repeat(loc, std::to_string(ring - 1), [&] {
+        startShift(loc, shiftA);
+        startShift(loc, shiftB);
+        multiply();
+        finishShift(loc, shiftA);
+        finishShift(loc, shiftB);
+      });
+    multiply();
+    instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "meshgemm"));
+    return success();
+  }
+
+  LogicalResult lower(mesh::GemvOp op) {
+    Location loc = op.getLoc();
+    auto channels = channelsFor(op);
+    auto x = bufferFor(op.getLhs()), m = bufferFor(op.getRhs()),
+         y = bufferFor(op.getResult());
+    if (failed(channels) || failed(x) || failed(m) || failed(y))
+      return failure();
+    ArrayRef<int64_t> mShape = cast<RankedTensorType>(op.getRhs().getType()).getShape();
+    int64_t kt = ceilDiv(mShape[0], h), nt = ceilDiv(mShape[1], w);
+    int64_t k = op.getAllreduce().getK();
+    std::string tag = "gemv" + std::to_string(opsInfo.size());
+    instructions.create<core::ZeroOp>(loc, *y);
+    instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
+    std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, k);
+    if (!levels.empty()) {
+      auto partial = newBuffer(loc, tag + "_partial", nt);
+      if (failed(partial))
+        return failure();
+      for (auto [i, level] : llvm::enumerate(levels)) {
+        FlatSymbolRefAttr channel = (*channels)[i];
+        std::string member = llvm::formatv("ly % {0} == 0", level.stride);
+        std::string position =
+            llvm::formatv("(ly / {0}) % {1}", level.stride, level.groupSize);
+        // A chain towards the group's first member: receive from the next
+        // member, add, pass on to the previous one.
+        when(loc,
+             llvm::formatv("{0} && {1} + 1 < {2} && ly + {3} < H", member,
+                           position, level.groupSize, level.stride),
+             [&] {
+               instructions.create<core::RecvOp>(loc, *partial, channel);
+               instructions.create<core::ElementwiseOp>(
+                   loc, elementwiseKind(core::ElementwiseKind::add), *y, *y,
+                   *partial);
+             });
+        when(loc, llvm::formatv("{0} && {1} > 0", member, position), [&] {
+          instructions.create<core::SendOp>(loc, *y, channel);
+        });
+      }
+      FlatSymbolRefAttr broadcast = channels->back();
+      when(loc, "ly == 0",
+           [&] { instructions.create<core::SendOp>(loc, *y, broadcast); });
+      when(loc, "ly != 0",
+           [&] { instructions.create<core::RecvOp>(loc, *y, broadcast); });
+    }
+    instructions.create<core::MarkOp>(
+        loc, recordOp(op, "gemv", "ktree" + std::to_string(k)));
+    return success();
+  }
+
+  LogicalResult lower(mesh::MapOp op) {
+    auto lhs = bufferFor(op.getLhs()), rhs = bufferFor(op.getRhs()),
+         out = bufferFor(op.getResult());
+    if (failed(lhs) || failed(rhs) || failed(out))
+      return failure();
+    auto kind = op.getKind() == mesh::MapKind::add ? core::ElementwiseKind::add
+                                                   : core::ElementwiseKind::mul;
+    instructions.create<core::ElementwiseOp>(
+        op.getLoc(), elementwiseKind(kind), *out, *lhs, *rhs);
+    instructions.create<core::MarkOp>(
+        op.getLoc(),
+        recordOp(op, "map", mesh::stringifyMapKind(op.getKind())));
+    return success();
+  }
+
+  LogicalResult lower(func::ReturnOp op) {
+    auto names = main->getAttrOfType<ArrayAttr>("tfm.output_names");
+    for (auto [i, value] : llvm::enumerate(op.getOperands())) {
+      std::string name = names && i < names.size()
+                             ? cast<StringAttr>(names[i]).str()
+                             : "output" + std::to_string(i);
+      auto collect = value.getDefiningOp<mesh::CollectOp>();
+      if (!collect)
+        return op.emitError("convert-mesh-to-core: output '")
+               << name << "' is not computed on the grid";
+      auto buffer = bufferFor(collect.getSource());
+      if (failed(buffer))
+        return failure();
+      bindings.create<core::OutputOp>(op.getLoc(), *buffer,
+                                      bindings.getStringAttr(name),
+                                      TypeAttr::get(collect.getSource().getType()));
+    }
+    return success();
+  }
+
+  ModuleOp module;
+  func::FuncOp main;
+  mesh::GridAttr grid;
+  mesh::TargetAttr target;
+  OpBuilder builder;
+  int64_t h, w;
+  bool interleave = false;
+  core::ProgramOp program;
+  OpBuilder declarations{module.getContext()};
+  OpBuilder instructions{module.getContext()};
+  OpBuilder bindings{module.getContext()};
+  DenseMap<Value, FlatSymbolRefAttr> buffers;
+  llvm::StringMap<FlatSymbolRefAttr> channels;
+  SmallVector<Attribute> opsInfo;
+  int64_t nextOffset = 0;
+};
+
+struct ConvertMeshToCorePass
+    : public wafer::impl::ConvertMeshToCoreBase<ConvertMeshToCorePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    mesh::GridAttr grid = mesh::lookupGrid(module);
+    mesh::TargetAttr target = mesh::lookupTarget(module);
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!grid || !target || !main) {
+      module.emitError("convert-mesh-to-core: needs @main, mesh.grid and "
+                       "mesh.target (run convert-tfm-to-mesh first)");
+      return signalPassFailure();
+    }
+    if (failed(ProgramLowering(module, main, grid, target).run()))
+      return signalPassFailure();
+    // The program replaces the graph.
+    main.erase();
+    module->removeAttr(mesh::MeshDialect::kGridAttrName);
+    module->removeAttr(mesh::MeshDialect::kTargetAttrName);
+  }
+};
+
+} // namespace

@@ -1,0 +1,286 @@
+//===- ConvertTfmToMesh.cpp - Plan a tfm graph onto a core grid -----------===//
+#include "wafer/Passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <numeric>
+
+namespace wafer {
+#define GEN_PASS_DEF_CONVERTTFMTOMESH
+#include "conversion/Passes.h.inc"
+} // namespace wafer
+
+using namespace mlir;
+using namespace wafer;
+
+namespace {
+
+constexpr int64_t kNone = mesh::LayoutAttr::kNone;
+constexpr int64_t kX = mesh::LayoutAttr::kX;
+constexpr int64_t kY = mesh::LayoutAttr::kY;
+
+/// Parses "HxW".
+static std::optional<std::pair<int64_t, int64_t>> parseGrid(StringRef text) {
+  auto [h, w] = text.split('x');
+  int64_t height, width;
+  if (h.getAsInteger(10, height) || w.getAsInteger(10, width))
+    return std::nullopt;
+  return std::make_pair(height, width);
+}
+
+/// Rewrites the tfm ops of one function into mesh ops, keeping host-side
+/// values (arguments, weights, constants, transposes of them) on the host.
+class Planner {
+public:
+  Planner(func::FuncOp func, mesh::GridAttr grid, int64_t ktreeK)
+      : func(func), grid(grid), ktreeK(ktreeK),
+        builder(func.getContext()) {}
+
+  LogicalResult run() {
+    SmallVector<Operation *> worklist;
+    for (Operation &op : func.getBody().front())
+      worklist.push_back(&op);
+    for (Operation *op : worklist) {
+      builder.setInsertionPoint(op);
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case<tfm::MatMulOp>([&](auto op) { return planMatMul(op); })
+              .Case<tfm::AddOp>([&](auto op) {
+                return planMap(op, mesh::MapKind::add);
+              })
+              .Case<tfm::MulOp>([&](auto op) {
+                return planMap(op, mesh::MapKind::mul);
+              })
+              .Case<tfm::TransposeOp>([&](auto op) { return planHost(op); })
+              .Case<tfm::WeightOp, tfm::ConstantOp>(
+                  [&](auto) { return success(); })
+              .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
+              .Default([&](Operation *op) {
+                return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
+                       << op->getName() << "'";
+              });
+      if (failed(result))
+        return failure();
+    }
+    // Compute ops are replaced; host ops stay only while distributes use them.
+    for (Operation *op : llvm::reverse(worklist))
+      if (isa<tfm::MatMulOp, tfm::AddOp, tfm::MulOp, tfm::TransposeOp,
+              tfm::WeightOp, tfm::ConstantOp>(op) &&
+          op->use_empty())
+        op->erase();
+    return success();
+  }
+
+private:
+  mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks) {
+    return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false);
+  }
+
+  /// The layout element-wise results use when no operand imposes one: the
+  /// last two dimensions split over y and x.
+  mesh::LayoutAttr defaultLayout(int64_t rank) {
+    SmallVector<int64_t> axes(rank, kNone), blocks(rank, 1);
+    if (rank >= 1) {
+      axes[rank - 1] = kX;
+      blocks[rank - 1] = grid.getWidth();
+    }
+    if (rank >= 2) {
+      axes[rank - 2] = kY;
+      blocks[rank - 2] = grid.getHeight();
+    }
+    return layout(axes, blocks);
+  }
+
+  bool isHostValue(Value v) {
+    if (isa<BlockArgument>(v))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (isa<tfm::WeightOp, tfm::ConstantOp>(def))
+      return true;
+    if (auto transpose = dyn_cast<tfm::TransposeOp>(def))
+      return isHostValue(transpose.getInput());
+    return false;
+  }
+
+  /// `v` on the grid with shape `shape` in `layout`: a distribute of a host
+  /// value (folding host-side transposes) or the mesh value computed for it.
+  FailureOr<Value> materialize(Operation *user, Value v,
+                               ArrayRef<int64_t> shape,
+                               mesh::LayoutAttr layout) {
+    auto type = RankedTensorType::get(shape, builder.getF32Type(), layout);
+    if (isHostValue(v)) {
+      SmallVector<int64_t> permutation;
+      Value source = v;
+      // Compose host-side transposes into one permutation of the source.
+      while (auto transpose = source.getDefiningOp<tfm::TransposeOp>()) {
+        ArrayRef<int64_t> perm = transpose.getPermutation();
+        if (permutation.empty())
+          permutation.assign(perm.begin(), perm.end());
+        else
+          for (int64_t &p : permutation)
+            p = perm[p];
+        source = transpose.getInput();
+      }
+      auto distribute =
+          builder.create<mesh::DistributeOp>(user->getLoc(), type, source,
+                                             nullptr);
+      if (!permutation.empty())
+        distribute.setPermutation(permutation);
+      return distribute.getResult();
+    }
+    Value planned = plannedValues.lookup(v);
+    if (planned.getType() != type)
+      return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
+             << planned.getType() << " but this op needs " << type
+             << "; relayout of computed tensors is not supported yet";
+    return planned;
+  }
+
+  LogicalResult planMatMul(tfm::MatMulOp op) {
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+    if (lhsType.getRank() != 2)
+      return op.emitError("convert-tfm-to-mesh: matmul of a rank-")
+             << lhsType.getRank() << " left operand is not supported";
+    int64_t m = lhsType.getDimSize(0), k = lhsType.getDimSize(1),
+            n = rhsType.getDimSize(1);
+    int64_t h = grid.getHeight(), w = grid.getWidth();
+    Type f32 = builder.getF32Type();
+    if (m == 1) {
+      auto lhs = materialize(op, op.getLhs(), {1, k}, layout({kNone, kY}, {1, h}));
+      if (failed(lhs))
+        return failure();
+      auto rhs = materialize(op, op.getRhs(), {k, n}, layout({kY, kX}, {h, w}));
+      if (failed(rhs))
+        return failure();
+      auto resultType =
+          RankedTensorType::get({1, n}, f32, layout({kNone, kX}, {1, w}));
+      auto gemv = builder.create<mesh::GemvOp>(
+          op.getLoc(), resultType, *lhs, *rhs,
+          mesh::KTreeAttr::get(op.getContext(), ktreeK), nullptr);
+      plannedValues[op.getResult()] = gemv.getResult();
+      return success();
+    }
+    int64_t ring = std::lcm(h, w);
+    auto lhs = materialize(op, op.getLhs(), {m, k}, layout({kY, kX}, {h, ring}));
+    if (failed(lhs))
+      return failure();
+    auto rhs = materialize(op, op.getRhs(), {k, n}, layout({kY, kX}, {ring, w}));
+    if (failed(rhs))
+      return failure();
+    auto resultType =
+        RankedTensorType::get({m, n}, f32, layout({kY, kX}, {h, w}));
+    auto gemm = builder.create<mesh::GemmOp>(
+        op.getLoc(), resultType, *lhs, *rhs,
+        mesh::GemmAlgorithmAttr::get(op.getContext(),
+                                     mesh::GemmAlgorithm::meshgemm),
+        nullptr);
+    plannedValues[op.getResult()] = gemm.getResult();
+    return success();
+  }
+
+  template <typename BinaryOp>
+  LogicalResult planMap(BinaryOp op, mesh::MapKind kind) {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    // A computed operand of the full shape imposes its layout.
+    mesh::LayoutAttr chosen;
+    for (Value operand : {op.getLhs(), op.getRhs()})
+      if (!isHostValue(operand) &&
+          cast<RankedTensorType>(operand.getType()).getShape() ==
+              resultType.getShape())
+        chosen = mesh::getLayout(plannedValues.lookup(operand).getType());
+    if (!chosen)
+      chosen = defaultLayout(resultType.getRank());
+    auto lhs = materialize(op, op.getLhs(), resultType.getShape(), chosen);
+    if (failed(lhs))
+      return failure();
+    auto rhs = materialize(op, op.getRhs(), resultType.getShape(), chosen);
+    if (failed(rhs))
+      return failure();
+    auto map = builder.create<mesh::MapOp>(
+        op.getLoc(), lhs->getType(),
+        mesh::MapKindAttr::get(op.getContext(), kind), *lhs, *rhs);
+    plannedValues[op.getResult()] = map.getResult();
+    return success();
+  }
+
+  LogicalResult planHost(tfm::TransposeOp op) {
+    if (isHostValue(op.getResult()))
+      return success();
+    return op.emitError("convert-tfm-to-mesh: transposing a computed tensor "
+                        "is not supported yet");
+  }
+
+  LogicalResult planReturn(func::ReturnOp op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (isHostValue(v))
+        continue;
+      auto collect = builder.create<mesh::CollectOp>(
+          op.getLoc(), v.getType(), plannedValues.lookup(v));
+      operand.set(collect.getResult());
+    }
+    return success();
+  }
+
+  func::FuncOp func;
+  mesh::GridAttr grid;
+  int64_t ktreeK;
+  OpBuilder builder;
+  /// The mesh value computed for each tfm value.
+  DenseMap<Value, Value> plannedValues;
+};
+
+struct ConvertTfmToMeshPass
+    : public wafer::impl::ConvertTfmToMeshBase<ConvertTfmToMeshPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = module.getContext();
+    auto gridSize = parseGrid(grid);
+    if (!gridSize) {
+      module.emitError("convert-tfm-to-mesh: grid '")
+          << grid << "' is not of the form HxW";
+      return signalPassFailure();
+    }
+    llvm::Expected<rt::Target> loaded = rt::loadTarget(target);
+    if (!loaded) {
+      module.emitError("convert-tfm-to-mesh: ")
+          << llvm::toString(loaded.takeError());
+      return signalPassFailure();
+    }
+    if (ktreeK < 1) {
+      module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1, got ")
+          << ktreeK;
+      return signalPassFailure();
+    }
+    auto gridAttr = mesh::GridAttr::getChecked(
+        [&] { return module.emitError("convert-tfm-to-mesh: "); }, context,
+        gridSize->first, gridSize->second);
+    if (!gridAttr)
+      return signalPassFailure();
+    module->setAttr(mesh::MeshDialect::kTargetAttrName,
+                    mesh::getTargetAttr(context, *loaded));
+    module->setAttr(mesh::MeshDialect::kGridAttrName, gridAttr);
+    if (gridAttr.getHeight() > loaded->fabricHeight ||
+        gridAttr.getWidth() > loaded->fabricWidth) {
+      module.emitError("convert-tfm-to-mesh: grid ")
+          << grid << " does not fit target '" << loaded->name << "' (fabric "
+          << loaded->fabricHeight << "x" << loaded->fabricWidth
+          << " cores, rows x columns)";
+      return signalPassFailure();
+    }
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("convert-tfm-to-mesh: the module has no @main");
+      return signalPassFailure();
+    }
+    if (failed(Planner(main, gridAttr, ktreeK).run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,84 @@
+//===- Passes.td - Conversions between levels --------------*- tablegen -*-===//
+#ifndef WAFER_CONVERSION_PASSES
+#define WAFER_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
+  let summary = "Plans a tfm graph onto a core grid";
+  let description = [{
+    Sets `mesh.grid` and `mesh.target` on the module and turns every tfm
+    compute op of `@main` into a distributed algorithm: a matmul with more
+    than one row becomes `mesh.gemm {algorithm = meshgemm}`, a matmul of a
+    single row becomes `mesh.gemv` with a K-tree allreduce, add and mul
+    become `mesh.map`. Host tensors (inputs, weights, constants and
+    transposes of them) enter through `mesh.distribute`; graph outputs
+    leave through `mesh.collect`.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<37x50xf32>) -> tensor<37x29xf32> {
+      %w = tfm.weight "w" from "m.onnx" : tensor<50x29xf32>
+      %y = tfm.matmul %x, %w : (tensor<37x50xf32>, tensor<50x29xf32>) -> tensor<37x29xf32>
+      return %y : tensor<37x29xf32>
+    }
+    ```
+    After (grid=5x7):
+    ```mlir
+    module attributes {mesh.grid = #mesh.grid<5x7>, mesh.target = #mesh.target<...>} {
+      func.func @main(%x: tensor<37x50xf32>) -> tensor<37x29xf32> {
+        %w = tfm.weight "w" from "m.onnx" : tensor<50x29xf32>
+        %a = mesh.distribute %x : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5, x:35]>>
+        %b = mesh.distribute %w : tensor<50x29xf32> -> tensor<50x29xf32, #mesh.layout<[y:35, x:7]>>
+        %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : ...
+        %y = mesh.collect %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>> -> tensor<37x29xf32>
+        return %y : tensor<37x29xf32>
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"\"",
+           "Core grid as HxW (rows x columns)">,
+    Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
+           "Target preset (wse2, wse3) or target JSON file">,
+    Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
+           "K of the K-tree allreduce in GEMV">,
+  ];
+  let dependentDialects = ["::wafer::mesh::MeshDialect"];
+}
+
+def ConvertMeshToCore : Pass<"convert-mesh-to-core", "mlir::ModuleOp"> {
+  let summary = "Lowers distributed algorithms to per-core role programs";
+  let description = [{
+    Replaces `@main` with a `core.program`: one SRAM buffer per distributed
+    tensor and per scratch tile, routing channels built from each op's
+    allocated colors, host bindings for distribute and collect, and a role
+    program whose size does not depend on the grid. MeshGEMM becomes
+    alignment loops and a compute-shift loop over the logical rings;
+    MeshGEMV becomes a local GEMV, one chain reduction per K-tree level and
+    a broadcast down each column.
+
+    Before:
+    ```mlir
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>,
+                           colors = array<i32: 0, 4>} : ...
+    ```
+    After:
+    ```mlir
+    core.program {grid = #mesh.grid<3x3>, ...} {
+      core.buffer @v0[16] : f32 at 0
+      core.channel @ring_x { core.route color 0 at ... from ramp to [east] ... }
+      core.role @all at #core.cores<x = 0:2:1, y = 0:2:1> {
+        core.zero @v2
+        core.repeat "ly" { core.send @v0 on @ring_x ... }
+        ...
+        core.mark 0
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::wafer::core::CoreDialect"];
+}
+
+#endif // WAFER_CONVERSION_PASSES

@@ -1,0 +1,47 @@
+//===- Passes.td - Mesh passes -----------------------------*- tablegen -*-===//
+#ifndef WAFER_MESH_PASSES
+#define WAFER_MESH_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
+  let summary = "Maps logical ring positions to physical cores with INTERLEAVE";
+  let description = [{
+    MeshGEMM shifts tiles around rings; laid out in order, each ring's
+    wrap-around link spans the whole axis. INTERLEAVE (paper Algorithm 1)
+    places consecutive ring positions at most 2 hops apart on every axis of
+    3 or more cores. The placement is chosen per module (every distributed
+    tensor uses it) so that consumers never need a relayout.
+
+    Before:
+    ```mlir
+    %c = mesh.gemm %a, %b ... -> tensor<37x29xf32, #mesh.layout<[y:5, x:7]>>
+    ```
+    After:
+    ```mlir
+    %c = mesh.gemm %a, %b ... -> tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
+    ```
+  }];
+}
+
+def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
+  let summary = "Assigns routing colors to every communicating op";
+  let description = [{
+    Each op's message paths (MeshGEMM's x and y rings, each K-tree level's
+    chains, the broadcast) are colored so that paths sharing a core never
+    share a color; ops with the same paths share colors. The colors any
+    core needs must fit the target's `routes_per_core`, otherwise the pass
+    fails naming the op and the core.
+
+    Before:
+    ```mlir
+    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>} : ...
+    ```
+    After:
+    ```mlir
+    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>, colors = array<i32: 0, 2, 4>} : ...
+    ```
+  }];
+}
+
+#endif // WAFER_MESH_PASSES

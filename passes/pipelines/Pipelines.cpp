@@ -1,0 +1,44 @@
+//===- Pipelines.cpp - Named end-to-end pipelines -------------------------===//
+#include "wafer/Passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void wafer::buildCompilePipeline(OpPassManager &pm,
+                                 const CompileOptions &options) {
+  ConvertTfmToMeshOptions convert;
+  convert.grid = options.grid;
+  convert.target = options.target;
+  convert.ktreeK = options.ktreeK;
+  pm.addPass(createConvertTfmToMesh(convert));
+  pm.addPass(createMeshPlaceInterleave());
+  pm.addPass(createMeshAllocateRoutes());
+  pm.addPass(createConvertMeshToCore());
+}
+
+namespace {
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<std::string> grid{*this, "grid",
+                           llvm::cl::desc("Core grid as HxW (rows x columns)")};
+  Option<std::string> target{
+      *this, "target", llvm::cl::desc("Target preset or target JSON file"),
+      llvm::cl::init("wse2")};
+  Option<int64_t> ktreeK{*this, "ktree-k",
+                         llvm::cl::desc("K of the K-tree allreduce"),
+                         llvm::cl::init(2)};
+};
+} // namespace
+
+void wafer::registerPipelines() {
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "wafer-compile",
+      "tfm to core: plan onto the grid, interleave, allocate routes, lower",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildCompilePipeline(pm, {options.grid, options.target,
+                                  options.ktreeK});
+      });
+}

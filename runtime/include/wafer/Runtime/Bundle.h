@@ -1,0 +1,50 @@
+//===- Bundle.h - Program bundle file (FlatBuffers) -------------*- C++ -*-===//
+#ifndef WAFER_RUNTIME_BUNDLE_H
+#define WAFER_RUNTIME_BUNDLE_H
+
+#include "wafer/Runtime/Program.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace wafer::rt {
+
+/// FlatBuffers file identifier of a bundle (schema runtime/schema/bundle.fbs).
+constexpr const char *kBundleIdentifier = "WAFB";
+
+/// Serializes a program to bundle bytes.
+std::vector<uint8_t> serializeBundle(const Program &program);
+
+/// True when the bytes start like a bundle (identifier check only).
+bool looksLikeBundle(llvm::StringRef bytes);
+
+/// Verifies (FlatBuffers verifier, version, every index in range) and decodes
+/// bundle bytes. `origin` names the source in error messages.
+llvm::Expected<Program> deserializeBundle(llvm::StringRef bytes,
+                                          llvm::StringRef origin);
+
+/// Reads a bundle file.
+llvm::Expected<Program> readBundleFile(llvm::StringRef path);
+
+/// Writes a bundle file.
+llvm::Error writeBundleFile(const Program &program, llvm::StringRef path);
+
+/// Checks a program's internal consistency (indices, sizes, roles covering
+/// the grid without overlap, colors within the target's budget, grid within
+/// the fabric, expressions that parse). The error is one line.
+llvm::Error validateProgram(const Program &program);
+
+/// The lower-case name of an opcode ("gemm_tile", "send", ...), as dumps and
+/// error messages spell it.
+llvm::StringRef opcodeName(Opcode op);
+
+/// A deterministic, line-oriented text form, for tests (--dump-bundle).
+void dumpProgram(const Program &program, llvm::raw_ostream &os);
+
+} // namespace wafer::rt
+
+#endif // WAFER_RUNTIME_BUNDLE_H

@@ -1,0 +1,34 @@
+//===- Layout.h - Placing host tensors on the grid --------------*- C++ -*-===//
+#ifndef WAFER_RUNTIME_LAYOUT_H
+#define WAFER_RUNTIME_LAYOUT_H
+
+#include "wafer/Runtime/Program.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace wafer::rt {
+
+/// Elements one core holds for a tensor of `shape` in `layout` (Program.h).
+int64_t localElements(const std::vector<int64_t> &shape,
+                      const std::vector<LayoutDim> &layout, int64_t gridH,
+                      int64_t gridW);
+
+/// Calls visit(localIndex, globalIndex) for every element of the local
+/// buffer of the core at logical position (lx, ly); globalIndex is the
+/// row-major index into `shape`, or -1 for padding.
+void forEachLocalElement(
+    const std::vector<int64_t> &shape, const std::vector<LayoutDim> &layout,
+    int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
+    llvm::function_ref<void(int64_t localIndex, int64_t globalIndex)> visit);
+
+/// The row-major index into the source of a host input for element
+/// `placedIndex` of the placed tensor (applies the permutation and the
+/// broadcast of HostTensor).
+int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex);
+
+} // namespace wafer::rt
+
+#endif // WAFER_RUNTIME_LAYOUT_H

@@ -1,0 +1,180 @@
+//===- Program.h - In-memory form of a program bundle -----------*- C++ -*-===//
+//
+// The program the emulator executes and the bundle stores. It is grouped by
+// role: a role's instruction list serves every core its predicate selects, so
+// the size of a program does not grow with the number of cores. Coordinates:
+// x grows east (0..W-1), y grows south (0..H-1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_RUNTIME_PROGRAM_H
+#define WAFER_RUNTIME_PROGRAM_H
+
+#include "wafer/Runtime/Target.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wafer::rt {
+
+/// Bump when the meaning of a field changes; readers reject other versions.
+constexpr uint32_t kBundleVersion = 1;
+
+enum class Dir : uint8_t { Ramp = 0, North = 1, East = 2, South = 3, West = 4 };
+inline uint8_t dirBit(Dir d) { return uint8_t(1u << unsigned(d)); }
+
+/// The arithmetic progression lo, lo+step, ..., up to hi (inclusive).
+struct Range {
+  int64_t lo = 0, hi = 0, step = 1;
+  bool contains(int64_t v) const {
+    return v >= lo && v <= hi && (v - lo) % step == 0;
+  }
+  int64_t count() const { return hi < lo ? 0 : (hi - lo) / step + 1; }
+};
+
+/// The cores {(x, y) : x in x-range, y in y-range}.
+struct CoreSet {
+  Range x, y;
+  bool contains(int64_t cx, int64_t cy) const {
+    return x.contains(cx) && y.contains(cy);
+  }
+};
+
+/// Router configuration: on every core of `cores`, messages of `color`
+/// arriving from `in` leave towards every direction in `outMask` (dirBit);
+/// Dir::Ramp in the mask delivers to the core itself.
+struct Route {
+  int32_t color = 0;
+  CoreSet cores;
+  Dir in = Dir::Ramp;
+  uint8_t outMask = 0;
+};
+
+/// A set of routes that programs name in send and recv. On a given core the
+/// channel has at most one route starting at the ramp (what `send` uses) and
+/// at most one delivering to the ramp (what `recv` uses).
+struct Channel {
+  std::string name;
+  std::vector<Route> routes;
+};
+
+enum class DType : uint8_t { F32 = 0 };
+
+/// Per-core SRAM buffer; every core allocates every buffer at `offsetBytes`.
+struct Buffer {
+  std::string name;
+  int64_t elements = 0;
+  DType dtype = DType::F32;
+  int64_t offsetBytes = 0;
+};
+
+enum class Opcode : uint8_t {
+  /// bufs {c, a, b}: c[m x n] += a[m x k] * b[k x n] (row-major, offset 0).
+  GemmTile = 0,
+  /// bufs {c, a, b}: c[n] += a[k] * b[k x n].
+  GemvTile = 1,
+  /// bufs {out, a, b}: out[i] = a[i] + b[i] over out's elements.
+  Add = 2,
+  /// bufs {out, a, b}: out[i] = a[i] * b[i].
+  Mul = 3,
+  /// bufs {a}: a[i] = 0.
+  Zero = 4,
+  /// bufs {a, b}: exchange the storage of a and b (same size), free.
+  Swap = 5,
+  /// bufs {a}, n = slot size: a holds S = elements/n slots; slot s moves to
+  /// slot (s - 1) mod S.
+  RotateSlots = 6,
+  /// bufs {a}, channel: send all of a on the channel's route from this core.
+  Send = 7,
+  /// bufs {a}, channel: wait for the next message the channel delivers to
+  /// this core; its size must equal a's.
+  Recv = 8,
+  /// bufs {a}, channel (in), channel2 (out): recv into a, then send a.
+  Relay = 9,
+  /// expr (count): run body count times.
+  Repeat = 10,
+  /// expr (condition): run body if the condition is non-zero.
+  When = 11,
+  /// mark: the end of mesh op number `mark` (index into Program::ops).
+  Mark = 12,
+};
+
+/// One instruction. Expressions are integer expressions over the core's
+/// coordinates: variables x, y (physical), lx, ly (position on the logical
+/// ring of the axis: see Program::interleave), W, H (grid size); integer
+/// literals; + - * / % (truncating), == != < <= > >=, && || !, unary -,
+/// parentheses.
+struct Instr {
+  Opcode op = Opcode::Zero;
+  std::vector<int32_t> bufs;
+  int32_t channel = -1;
+  int32_t channel2 = -1;
+  int64_t m = 0, k = 0, n = 0;
+  std::string expr;
+  int64_t mark = -1;
+  std::vector<Instr> body;
+};
+
+struct Role {
+  std::string name;
+  CoreSet cores;
+  std::vector<Instr> body;
+};
+
+enum class Axis : uint8_t { None = 0, X = 1, Y = 2 };
+
+/// Dimension d of a tensor is split into `blocks` blocks along `axis` (blocks
+/// is a multiple of the grid's extent G on that axis; block b lives on the
+/// core at logical position b mod G, in slot b / G) or kept whole
+/// (Axis::None, blocks = 1). A grid axis that no dimension uses holds
+/// replicas. The local buffer is row-major
+/// [slots_0, ..., slots_{r-1}, tile_0, ..., tile_{r-1}] with
+/// tile_d = ceil(shape_d / blocks_d); positions past shape_d are zero padding.
+struct LayoutDim {
+  Axis axis = Axis::None;
+  int64_t blocks = 1;
+};
+
+struct HostTensor {
+  /// The ONNX name (graph input, initializer or output).
+  std::string name;
+  /// Shape of the tensor as placed on the grid.
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  int32_t buffer = -1;
+  std::vector<LayoutDim> layout;
+  /// Inputs only: the placed tensor is the source (of shape sourceShape)
+  /// transposed by `permutation` (empty: identity) and then broadcast to
+  /// `shape` with numpy's rules.
+  std::vector<int64_t> sourceShape;
+  std::vector<int64_t> permutation;
+  /// Inputs only: embedded data of a weight (row-major, sourceShape); empty
+  /// for tensors the user supplies at run time.
+  std::vector<float> data;
+};
+
+/// One mesh op, for the per-op statistics.
+struct OpInfo {
+  std::string name;
+  std::string kind;
+  std::string algorithm;
+};
+
+struct Program {
+  uint32_t version = kBundleVersion;
+  Target target;
+  int64_t gridHeight = 0, gridWidth = 0;
+  /// Logical ring positions map to physical cores by INTERLEAVE (paper
+  /// Algorithm 1) on each axis of extent >= 3; otherwise identity.
+  bool interleave = false;
+  std::vector<Buffer> buffers;
+  std::vector<Channel> channels;
+  std::vector<Role> roles;
+  std::vector<HostTensor> inputs;
+  std::vector<HostTensor> outputs;
+  std::vector<OpInfo> ops;
+};
+
+} // namespace wafer::rt
+
+#endif // WAFER_RUNTIME_PROGRAM_H

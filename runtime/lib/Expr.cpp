@@ -1,0 +1,300 @@
+//===- Expr.cpp - Coordinate expressions of role programs -----------------===//
+//
+// A recursive-descent parser with C precedence (lowest first):
+//   ||   &&   == !=   < <= > >=   + -   * / %   unary - !
+// Arithmetic wraps around on overflow (two's complement) rather than being
+// undefined, so that no input can crash the emulator.
+//
+//===----------------------------------------------------------------------===//
+#include "wafer/Runtime/Expr.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+using namespace llvm;
+
+namespace wafer::rt {
+
+enum class Var : uint8_t { X, Y, LX, LY, W, H };
+
+enum class BinOp : uint8_t {
+  Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge, And, Or
+};
+
+struct Expr::Node {
+  enum class Kind : uint8_t { Literal, Variable, Neg, Not, Binary };
+  Kind kind = Kind::Literal;
+  Var var = Var::X;
+  BinOp op = BinOp::Add;
+  int64_t value = 0;
+  std::unique_ptr<const Node> lhs, rhs;
+};
+
+namespace {
+
+using Node = Expr::Node;
+using NodePtr = std::unique_ptr<const Node>;
+
+NodePtr makeBinary(BinOp op, NodePtr lhs, NodePtr rhs) {
+  auto n = std::make_unique<Node>();
+  n->kind = Node::Kind::Binary;
+  n->op = op;
+  n->lhs = std::move(lhs);
+  n->rhs = std::move(rhs);
+  return n;
+}
+
+NodePtr makeUnary(Node::Kind kind, NodePtr operand) {
+  auto n = std::make_unique<Node>();
+  n->kind = kind;
+  n->lhs = std::move(operand);
+  return n;
+}
+
+class Parser {
+public:
+  explicit Parser(StringRef text) : text(text) {}
+
+  Expected<NodePtr> parseAll() {
+    NodePtr root = parseBinary(0);
+    if (root) {
+      skipSpace();
+      if (pos < text.size())
+        fail(formatv("unexpected '{0}' after the expression", text[pos]));
+    }
+    if (!error.empty())
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("expression '{0}': {1} at column {2}",
+                                       text, error, errorPos + 1));
+    return std::move(root);
+  }
+
+private:
+  struct OpInfo {
+    StringRef spelling;
+    BinOp op;
+    int level;
+  };
+  // Longer spellings first so that "<=" is not read as "<".
+  static constexpr OpInfo kOps[] = {
+      {"||", BinOp::Or, 0},  {"&&", BinOp::And, 1}, {"==", BinOp::Eq, 2},
+      {"!=", BinOp::Ne, 2},  {"<=", BinOp::Le, 3},  {">=", BinOp::Ge, 3},
+      {"<", BinOp::Lt, 3},   {">", BinOp::Gt, 3},   {"+", BinOp::Add, 4},
+      {"-", BinOp::Sub, 4},  {"*", BinOp::Mul, 5},  {"/", BinOp::Div, 5},
+      {"%", BinOp::Rem, 5}};
+  static constexpr int kUnaryLevel = 6;
+
+  void skipSpace() {
+    while (pos < text.size() && isSpace(text[pos]))
+      ++pos;
+  }
+
+  void fail(const Twine &what) {
+    if (error.empty()) {
+      error = what.str();
+      errorPos = pos;
+    }
+  }
+
+  // Precedence climbing: every binary operator is left-associative.
+  NodePtr parseBinary(int level) {
+    if (level == kUnaryLevel)
+      return parseUnary();
+    NodePtr lhs = parseBinary(level + 1);
+    while (lhs) {
+      skipSpace();
+      const OpInfo *found = nullptr;
+      for (const OpInfo &info : kOps)
+        if (text.substr(pos).starts_with(info.spelling)) {
+          found = &info;
+          break;
+        }
+      if (!found || found->level != level)
+        return lhs;
+      pos += found->spelling.size();
+      NodePtr rhs = parseBinary(level + 1);
+      if (!rhs)
+        return nullptr;
+      lhs = makeBinary(found->op, std::move(lhs), std::move(rhs));
+    }
+    return nullptr;
+  }
+
+  NodePtr parseUnary() {
+    skipSpace();
+    if (pos < text.size() && (text[pos] == '-' || text[pos] == '!')) {
+      Node::Kind kind = text[pos] == '-' ? Node::Kind::Neg : Node::Kind::Not;
+      ++pos;
+      NodePtr operand = parseUnary();
+      return operand ? makeUnary(kind, std::move(operand)) : nullptr;
+    }
+    return parsePrimary();
+  }
+
+  NodePtr parsePrimary() {
+    skipSpace();
+    if (pos >= text.size()) {
+      fail("expected an operand");
+      return nullptr;
+    }
+    char c = text[pos];
+    if (c == '(') {
+      ++pos;
+      NodePtr inner = parseBinary(0);
+      if (!inner)
+        return nullptr;
+      skipSpace();
+      if (pos >= text.size() || text[pos] != ')') {
+        fail("expected ')'");
+        return nullptr;
+      }
+      ++pos;
+      return inner;
+    }
+    if (isDigit(c)) {
+      size_t start = pos;
+      while (pos < text.size() && isDigit(text[pos]))
+        ++pos;
+      auto n = std::make_unique<Node>();
+      if (text.slice(start, pos).getAsInteger(10, n->value)) {
+        pos = start;
+        fail("integer literal out of range");
+        return nullptr;
+      }
+      return n;
+    }
+    if (isAlpha(c) || c == '_') {
+      size_t start = pos;
+      while (pos < text.size() && (isAlnum(text[pos]) || text[pos] == '_'))
+        ++pos;
+      StringRef name = text.slice(start, pos);
+      std::optional<Var> var;
+      if (name == "x") var = Var::X;
+      else if (name == "y") var = Var::Y;
+      else if (name == "lx") var = Var::LX;
+      else if (name == "ly") var = Var::LY;
+      else if (name == "W") var = Var::W;
+      else if (name == "H") var = Var::H;
+      if (!var) {
+        pos = start;
+        fail(formatv("unknown variable '{0}' (known: x y lx ly W H)", name));
+        return nullptr;
+      }
+      auto n = std::make_unique<Node>();
+      n->kind = Node::Kind::Variable;
+      n->var = *var;
+      return n;
+    }
+    fail(formatv("unexpected '{0}'", c));
+    return nullptr;
+  }
+
+  StringRef text;
+  size_t pos = 0;
+  std::string error;
+  size_t errorPos = 0;
+};
+
+int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+
+/// Evaluates without allocating; returns false on division by zero.
+bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
+  switch (n.kind) {
+  case Node::Kind::Literal:
+    out = n.value;
+    return true;
+  case Node::Kind::Variable:
+    switch (n.var) {
+    case Var::X: out = env.x; break;
+    case Var::Y: out = env.y; break;
+    case Var::LX: out = env.lx; break;
+    case Var::LY: out = env.ly; break;
+    case Var::W: out = env.W; break;
+    case Var::H: out = env.H; break;
+    }
+    return true;
+  case Node::Kind::Neg:
+    if (!eval(*n.lhs, env, out))
+      return false;
+    out = wrapSub(0, out);
+    return true;
+  case Node::Kind::Not:
+    if (!eval(*n.lhs, env, out))
+      return false;
+    out = out == 0;
+    return true;
+  case Node::Kind::Binary:
+    break;
+  }
+  int64_t a = 0, b = 0;
+  if (!eval(*n.lhs, env, a))
+    return false;
+  // && and || short-circuit as in C, so `d != 0 && n / d > 1` is safe.
+  if (n.op == BinOp::And && a == 0) {
+    out = 0;
+    return true;
+  }
+  if (n.op == BinOp::Or && a != 0) {
+    out = 1;
+    return true;
+  }
+  if (!eval(*n.rhs, env, b))
+    return false;
+  switch (n.op) {
+  case BinOp::Add: out = wrapAdd(a, b); break;
+  case BinOp::Sub: out = wrapSub(a, b); break;
+  case BinOp::Mul: out = wrapMul(a, b); break;
+  case BinOp::Div:
+  case BinOp::Rem:
+    if (b == 0)
+      return false;
+    // INT64_MIN / -1 overflows; wrap like the other operators.
+    if (b == -1)
+      out = n.op == BinOp::Div ? wrapSub(0, a) : 0;
+    else
+      out = n.op == BinOp::Div ? a / b : a % b;
+    break;
+  case BinOp::Eq: out = a == b; break;
+  case BinOp::Ne: out = a != b; break;
+  case BinOp::Lt: out = a < b; break;
+  case BinOp::Le: out = a <= b; break;
+  case BinOp::Gt: out = a > b; break;
+  case BinOp::Ge: out = a >= b; break;
+  case BinOp::And:
+  case BinOp::Or: out = b != 0; break;
+  }
+  return true;
+}
+
+} // namespace
+
+Expected<Expr> Expr::parse(StringRef text) {
+  Expected<NodePtr> root = Parser(text).parseAll();
+  if (!root)
+    return root.takeError();
+  return Expr(text.str(), std::shared_ptr<const Node>(std::move(*root)));
+}
+
+Expected<int64_t> Expr::evaluate(const ExprEnv &env) const {
+  int64_t value = 0;
+  if (!eval(*root_, env, value))
+    return createStringError(inconvertibleErrorCode(),
+                             "expression '" + text_ + "': division by zero");
+  return value;
+}
+
+const std::string &Expr::text() const { return text_; }
+
+Expr::Expr(std::string text, std::shared_ptr<const Node> root)
+    : text_(std::move(text)), root_(std::move(root)) {}
+Expr::Expr(const Expr &) = default;
+Expr &Expr::operator=(const Expr &) = default;
+Expr::Expr(Expr &&) noexcept = default;
+Expr &Expr::operator=(Expr &&) noexcept = default;
+Expr::~Expr() = default;
+
+} // namespace wafer::rt

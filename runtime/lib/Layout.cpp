@@ -1,0 +1,112 @@
+//===- Layout.cpp - Placing host tensors on the grid ----------------------===//
+#include "wafer/Runtime/Layout.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace wafer::rt {
+
+namespace {
+
+/// How one tensor dimension maps onto the local buffer of one core.
+struct DimPlacement {
+  int64_t size = 0;  // shape_d
+  int64_t slots = 1; // blocks / G
+  int64_t tile = 0;  // ceil(shape_d / blocks)
+  int64_t extent = 1; // G: grid extent of the axis (1 when kept whole)
+  int64_t pos = 0;   // the core's logical position on that axis
+};
+
+llvm::SmallVector<DimPlacement, 4>
+placeDims(const std::vector<int64_t> &shape,
+          const std::vector<LayoutDim> &layout, int64_t gridH, int64_t gridW,
+          int64_t lx, int64_t ly) {
+  llvm::SmallVector<DimPlacement, 4> dims(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    LayoutDim ld = d < layout.size() ? layout[d] : LayoutDim{};
+    int64_t blocks = std::max<int64_t>(ld.blocks, 1);
+    DimPlacement &p = dims[d];
+    p.size = std::max<int64_t>(shape[d], 0);
+    if (ld.axis == Axis::X) {
+      p.extent = std::max<int64_t>(gridW, 1);
+      p.pos = lx;
+    } else if (ld.axis == Axis::Y) {
+      p.extent = std::max<int64_t>(gridH, 1);
+      p.pos = ly;
+    }
+    p.slots = std::max<int64_t>(blocks / p.extent, 1);
+    p.tile = (p.size + blocks - 1) / blocks;
+  }
+  return dims;
+}
+
+} // namespace
+
+int64_t localElements(const std::vector<int64_t> &shape,
+                      const std::vector<LayoutDim> &layout, int64_t gridH,
+                      int64_t gridW) {
+  int64_t n = 1;
+  for (const DimPlacement &p : placeDims(shape, layout, gridH, gridW, 0, 0))
+    n *= p.slots * p.tile;
+  return n;
+}
+
+void forEachLocalElement(
+    const std::vector<int64_t> &shape, const std::vector<LayoutDim> &layout,
+    int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
+    llvm::function_ref<void(int64_t localIndex, int64_t globalIndex)> visit) {
+  llvm::SmallVector<DimPlacement, 4> dims =
+      placeDims(shape, layout, gridH, gridW, lx, ly);
+  size_t rank = dims.size();
+  // The local buffer is [slots_0..slots_{r-1}, tile_0..tile_{r-1}]; walk it
+  // with an odometer whose last digit turns fastest.
+  llvm::SmallVector<int64_t, 8> extent(2 * rank), digit(2 * rank, 0);
+  int64_t total = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    extent[d] = dims[d].slots;
+    extent[rank + d] = dims[d].tile;
+    total *= dims[d].slots * dims[d].tile;
+  }
+  for (int64_t local = 0; local < total; ++local) {
+    int64_t global = 0;
+    for (size_t d = 0; d < rank && global >= 0; ++d) {
+      const DimPlacement &p = dims[d];
+      int64_t block = digit[d] * p.extent + p.pos;
+      int64_t coord = block * p.tile + digit[rank + d];
+      global = coord < p.size ? global * p.size + coord : -1;
+    }
+    visit(local, global);
+    for (size_t i = 2 * rank; i-- > 0;) {
+      if (++digit[i] < extent[i])
+        break;
+      digit[i] = 0;
+    }
+  }
+}
+
+int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
+  const std::vector<int64_t> &shape = tensor.shape;
+  const std::vector<int64_t> &src = tensor.sourceShape;
+  size_t rank = shape.size(), srcRank = src.size();
+  // Coordinates of the placed element, last dimension first.
+  llvm::SmallVector<int64_t, 8> coord(rank);
+  for (size_t d = rank; d-- > 0;) {
+    int64_t extent = std::max<int64_t>(shape[d], 1);
+    coord[d] = placedIndex % extent;
+    placedIndex /= extent;
+  }
+  // The transposed source is right-aligned against the placed shape; its
+  // dimension j is source dimension perm[j], broadcast when of size 1.
+  llvm::SmallVector<int64_t, 8> srcCoord(srcRank, 0);
+  size_t lead = rank >= srcRank ? rank - srcRank : 0;
+  for (size_t j = 0; j < srcRank && lead + j < rank; ++j) {
+    size_t s = tensor.permutation.empty() ? j : size_t(tensor.permutation[j]);
+    if (s < srcRank && src[s] != 1)
+      srcCoord[s] = coord[lead + j];
+  }
+  int64_t index = 0;
+  for (size_t s = 0; s < srcRank; ++s)
+    index = index * src[s] + srcCoord[s];
+  return index;
+}
+
+} // namespace wafer::rt

@@ -1,0 +1,182 @@
+//===- BundleTest.cpp - Bundle round trip, corruption and validation ------===//
+#include "wafer/Runtime/Bundle.h"
+
+#include "TestSupport.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+using namespace wafer::rt;
+using namespace wafer::rt::test;
+
+namespace {
+
+std::string dump(const Program &p) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  dumpProgram(p, os);
+  return text;
+}
+
+/// The ring shift plus every other instruction kind and an embedded weight.
+Program richProgram() {
+  Program p = ringShiftProgram(3, 4, true);
+  p.buffers.push_back({"w", 6, DType::F32, 12});
+  p.buffers.push_back({"acc", 4, DType::F32, 36});
+  p.buffers.push_back({"tmp", 4, DType::F32, 52});
+  Instr gemm = instr(Opcode::GemmTile, {4, 3, 3});
+  gemm.m = 2;
+  gemm.k = 1;
+  gemm.n = 2;
+  Instr rot = instr(Opcode::RotateSlots, {4});
+  rot.n = 2;
+  Instr relay = instr(Opcode::Relay, {0}, 0);
+  relay.channel2 = 1;
+  Instr when;
+  when.op = Opcode::When;
+  when.expr = "lx == 0 && (y % 2) != 1";
+  when.body = {instr(Opcode::Zero, {5}), instr(Opcode::Add, {5, 4, 4}),
+               instr(Opcode::Swap, {4, 5}), relay};
+  std::vector<Instr> &body = p.roles[0].body;
+  body.insert(body.begin(), repeat("W - 1", {gemm, rot, when}));
+  HostTensor w;
+  w.name = "weight";
+  w.shape = {2, 3};
+  w.sourceShape = {3, 2};
+  w.permutation = {1, 0};
+  w.buffer = 3;
+  w.layout = {{Axis::None, 1}, {Axis::None, 1}};
+  w.data = {1, 2, 3, 4, 5, 6};
+  p.inputs.push_back(w);
+  return p;
+}
+
+TEST(Bundle, RoundTripPreservesTheDump) {
+  Program p = richProgram();
+  ASSERT_EQ(errorOf(validateProgram(p)), "");
+  std::vector<uint8_t> bytes = serializeBundle(p);
+  llvm::StringRef view(reinterpret_cast<const char *>(bytes.data()),
+                       bytes.size());
+  EXPECT_TRUE(looksLikeBundle(view));
+  llvm::Expected<Program> back = deserializeBundle(view, "mem");
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(dump(*back), dump(p));
+  EXPECT_EQ(back->inputs.back().data, p.inputs.back().data);
+  // Serialization is deterministic.
+  EXPECT_EQ(serializeBundle(*back), bytes);
+}
+
+TEST(Bundle, DumpIsReadable) {
+  std::string text = dump(richProgram());
+  EXPECT_NE(text.find("grid 3x4 (HxW) interleave true\n"), std::string::npos);
+  EXPECT_NE(text.find("  repeat 'W - 1'\n    gemm_tile acc w w m 2 k 1 n 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      relay a from shift_x to shift_y\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("input 1 'weight' f32 shape [2,3] buffer w layout "
+                      "[none,none] source [3,2] permutation [1,0] weights 6 "
+                      "values checksum "),
+            std::string::npos)
+      << text;
+}
+
+TEST(Bundle, FileRoundTrip) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("bundle", "wafb", path));
+  Program p = richProgram();
+  ASSERT_EQ(errorOf(writeBundleFile(p, path)), "");
+  llvm::Expected<Program> back = readBundleFile(path);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(dump(*back), dump(p));
+  llvm::sys::fs::remove(path);
+  EXPECT_NE(errorOf(readBundleFile(path)).find(std::string(path)),
+            std::string::npos);
+}
+
+TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
+  std::vector<uint8_t> bytes = serializeBundle(richProgram());
+  auto view = [](const std::string &s) { return llvm::StringRef(s); };
+  std::string good(bytes.begin(), bytes.end());
+  EXPECT_EQ(errorOf(deserializeBundle("not a bundle", "junk")),
+            "junk: not a wafer bundle (no 'WAFB' identifier)");
+  for (size_t keep = 0; keep < good.size(); keep += 7)
+    EXPECT_NE(errorOf(deserializeBundle(view(good.substr(0, keep)), "cut")),
+              "")
+        << keep;
+  // Flip every byte in turn: each result is a program or an error.
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] = char(bad[i] ^ 0xA5);
+    llvm::Expected<Program> p = deserializeBundle(view(bad), "flip");
+    if (p)
+      (void)validateProgram(*p);
+    else
+      llvm::consumeError(p.takeError());
+  }
+  // A well-formed buffer of another version.
+  Program other = richProgram();
+  other.version = kBundleVersion + 1;
+  std::vector<uint8_t> v = serializeBundle(other);
+  EXPECT_EQ(errorOf(deserializeBundle(
+                llvm::StringRef(reinterpret_cast<const char *>(v.data()),
+                                v.size()),
+                "v2")),
+            "v2: bundle version 2, this runtime reads version 1");
+}
+
+TEST(Bundle, IndicesAreCheckedOnRead) {
+  Program p = richProgram();
+  p.roles[0].body.push_back(instr(Opcode::Zero, {17}));
+  std::vector<uint8_t> v = serializeBundle(p);
+  EXPECT_EQ(errorOf(deserializeBundle(
+                llvm::StringRef(reinterpret_cast<const char *>(v.data()),
+                                v.size()),
+                "b")),
+            "b: role 'all' instruction 7 (zero): buffer index 17 out of range "
+            "(6 buffers)");
+}
+
+TEST(Bundle, ValidationErrors) {
+  auto check = [](auto mutate, llvm::StringRef want) {
+    Program p = richProgram();
+    mutate(p);
+    EXPECT_EQ(errorOf(validateProgram(p)), want.str());
+  };
+  check([](Program &p) { p.roles[0].cores.x.hi = 2; },
+        "roles cover 9 of the 12 cores of the grid");
+  check(
+      [](Program &p) {
+        p.roles[0].cores.x = {0, 3, 2};
+        p.roles.push_back({"odd", {{1, 3, 2}, {0, 2, 1}}, {}});
+        p.roles.push_back({"again", {{3, 3, 1}, {1, 1, 1}}, {}});
+      },
+      "roles 'odd' and 'again' overlap");
+  check([](Program &p) { p.roles[0].cores.y.hi = 3; },
+        "role 'all': cores x0..3:1 y0..3:1 outside the 3x4 (HxW) grid");
+  check([](Program &p) { p.gridWidth = 751; },
+        "grid 3x751 (HxW) does not fit the wse2 fabric of 994x750 (HxW)");
+  check([](Program &p) { p.channels[1].routes[0].color = 24; },
+        "channel 'shift_y' route 0: color 24 outside the 24 routable colors "
+        "of target wse2");
+  check([](Program &p) { p.roles[0].body[0].expr = "W -"; },
+        "role 'all' instruction 0 (repeat): expression 'W -': expected an "
+        "operand at column 4");
+  check([](Program &p) { p.roles[0].body[0].body[0].n = 9; },
+        "role 'all' instruction 0.0 (gemm_tile): tile m=2 k=1 n=9 exceeds "
+        "its buffers");
+  check([](Program &p) { p.roles[0].body[1].bufs.push_back(1); },
+        "role 'all' instruction 1 (send): needs 1 buffers, has 2");
+  check([](Program &p) { p.roles[0].body[3].mark = 5; },
+        "role 'all' instruction 3 (mark): op index 5 out of range (2 ops)");
+  check([](Program &p) { p.inputs[0].layout[1].blocks = 3; },
+        "input 'x': dimension 1: size 4 in 3 blocks on an axis of extent 4");
+  check([](Program &p) { p.inputs[1].data.pop_back(); },
+        "input 'weight': embedded data has 5 values, the source shape 6");
+  check([](Program &p) { p.buffers[2].elements = 0; },
+        "output 'out': needs 1 elements per core, buffer 'c' has 0");
+}
+
+} // namespace

@@ -1,0 +1,295 @@
+//===- EmulatorTest.cpp - The mesh emulator on hand-built programs --------===//
+#include "wafer/Runtime/Emulator.h"
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+using namespace wafer::rt;
+using namespace wafer::rt::test;
+
+namespace {
+
+NDArrayMap iotaInput(const std::string &name, std::vector<int64_t> shape) {
+  NDArray a;
+  a.shape = std::move(shape);
+  a.data.resize(a.elements());
+  for (size_t i = 0; i < a.data.size(); ++i)
+    a.data[i] = float(i);
+  return {{name, a}};
+}
+
+RunResult run(const Program &p, const NDArrayMap &inputs,
+              unsigned threads = 1) {
+  llvm::Expected<RunResult> r = runProgram(p, inputs, {threads});
+  if (!r) {
+    ADD_FAILURE() << llvm::toString(r.takeError());
+    return {};
+  }
+  return std::move(*r);
+}
+
+std::string runError(const Program &p, const NDArrayMap &inputs = {}) {
+  return errorOf(runProgram(p, inputs, {}));
+}
+
+Route route(int32_t color, int64_t x, int64_t y, Dir in,
+            std::initializer_list<Dir> out) {
+  Route r;
+  r.color = color;
+  r.cores = {{x, x, 1}, {y, y, 1}};
+  r.in = in;
+  for (Dir d : out)
+    r.outMask |= dirBit(d);
+  return r;
+}
+
+TEST(Emulator, InterleavedRingShiftMovesData) {
+  for (bool interleave : {true, false}) {
+    Program p = ringShiftProgram(5, 7, interleave);
+    RunResult r = run(p, iotaInput("x", {5, 7}));
+    ASSERT_EQ(r.outputs.count("out"), 1u);
+    const NDArray &out = r.outputs.at("out");
+    ASSERT_EQ(out.shape, (std::vector<int64_t>{5, 7}));
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 7; ++j)
+        EXPECT_EQ(out.data[i * 7 + j], float(((i + 1) % 5) * 7 + (j + 1) % 7))
+            << i << "," << j;
+    EXPECT_EQ(r.stats.messages, 2 * 35);
+    EXPECT_EQ(r.stats.maxSramBytesPerCore, 12);
+    EXPECT_EQ(r.stats.maxRoutesPerCore, 6);
+    ASSERT_EQ(r.stats.ops.size(), 2u);
+    EXPECT_EQ(r.stats.ops[0].wordsSent, 35);
+    EXPECT_GT(r.stats.ops[0].cycles, 0);
+    EXPECT_EQ(r.stats.ops[0].cycles + r.stats.ops[1].cycles, r.stats.cycles);
+  }
+}
+
+TEST(Emulator, InterleaveShortensTheCriticalPath) {
+  // Without interleaving the wrap-around message crosses the whole row.
+  NDArrayMap in = iotaInput("x", {3, 64});
+  RunResult flat = run(ringShiftProgram(3, 64, false), in);
+  RunResult inter = run(ringShiftProgram(3, 64, true), in);
+  ASSERT_EQ(flat.stats.ops.size(), 2u);
+  ASSERT_EQ(inter.stats.ops.size(), 2u);
+  EXPECT_GT(flat.stats.ops[0].cycles, 64);
+  EXPECT_LT(inter.stats.ops[0].cycles, 20);
+}
+
+/// Core 0 of a 1x4 row sends 4 words to core 2, which relays them to core 3.
+Program relayProgram() {
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 4;
+  p.buffers = {{"a", 4, DType::F32, 0}};
+  p.channels = {
+      {"first",
+       {route(0, 0, 0, Dir::Ramp, {Dir::East}),
+        route(0, 1, 0, Dir::West, {Dir::East}),
+        route(0, 2, 0, Dir::West, {Dir::Ramp})}},
+      {"second",
+       {route(1, 2, 0, Dir::Ramp, {Dir::East}),
+        route(1, 3, 0, Dir::West, {Dir::Ramp})}}};
+  Instr relay = instr(Opcode::Relay, {0}, 0);
+  relay.channel2 = 1;
+  p.roles = {{"source", {{0, 0, 1}, {0, 0, 1}}, {instr(Opcode::Send, {0}, 0)}},
+             {"idle", {{1, 1, 1}, {0, 0, 1}}, {}},
+             {"relay", {{2, 2, 1}, {0, 0, 1}}, {relay}},
+             {"sink", {{3, 3, 1}, {0, 0, 1}}, {instr(Opcode::Recv, {0}, 1)}}};
+  HostTensor x;
+  x.name = "x";
+  x.shape = {16};
+  x.sourceShape = {16};
+  x.buffer = 0;
+  x.layout = {{Axis::X, 4}};
+  p.inputs = {x};
+  HostTensor out = x;
+  out.name = "out";
+  out.sourceShape = {};
+  p.outputs = {out};
+  return p;
+}
+
+TEST(Emulator, RelayForwardsAndCountsCycles) {
+  RunResult r = run(relayProgram(), iotaInput("x", {16}));
+  ASSERT_EQ(r.outputs.count("out"), 1u);
+  const std::vector<float> &out = r.outputs.at("out").data;
+  // Core 3 now holds core 0's values; core 2 kept what it relayed.
+  EXPECT_EQ(std::vector<float>(out.begin() + 12, out.end()),
+            (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(std::vector<float>(out.begin() + 8, out.begin() + 12),
+            (std::vector<float>{0, 1, 2, 3}));
+  // send at 0: ramp out [0,4), head at router 2, link hops to core 2 at 4,
+  // ramp in [4,8), arrival 10; relay recv done at 10 + 5 = 15; its send:
+  // head 17, core 3 at 18, ramp in [18,22), arrival 24, recv done 29.
+  EXPECT_EQ(r.stats.cycles, 29);
+  EXPECT_EQ(r.stats.messages, 2);
+  EXPECT_EQ(r.stats.linkWords, 4 * 3);
+}
+
+TEST(Emulator, DeadlockIsReportedNotHung) {
+  Program p = relayProgram();
+  p.roles[0].body.clear(); // nobody sends
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "deadlock: 2 cores wait forever, e.g. core (2,0) on channel "
+            "'first' color 0; core (3,0) on channel 'second' color 1");
+}
+
+TEST(Emulator, SendWithoutRoute) {
+  Program p = relayProgram();
+  p.roles[1].body = {instr(Opcode::Send, {0}, 1)};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): send on channel 'second' but the channel has no "
+            "route starting at this core");
+  p = relayProgram();
+  p.roles[1].body = {instr(Opcode::Recv, {0}, 1)};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): recv on channel 'second' but the channel has no "
+            "route delivering to this core");
+}
+
+TEST(Emulator, RoutingErrors) {
+  Program p = relayProgram();
+  p.channels[0].routes.erase(p.channels[0].routes.begin() + 1);
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "message on color 0 from (0,0) reaches (1,0), which has no route "
+            "for it");
+  p = relayProgram();
+  p.channels[0].routes[1].in = Dir::North;
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "message on color 0 from (0,0) arrives at (1,0) from west but its "
+            "route expects north");
+  p = relayProgram();
+  p.channels[1].routes[1].outMask = dirBit(Dir::East);
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "message on color 1 from (2,0) leaves the grid at (3,0) going "
+            "east");
+  p = relayProgram();
+  p.channels[1].routes.push_back(route(0, 1, 0, Dir::West, {Dir::Ramp}));
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "route conflict: core (1,0) color 0 is configured by channel "
+            "'first' and channel 'second'");
+}
+
+TEST(Emulator, ResourceAndInputErrors) {
+  Program p = relayProgram();
+  p.buffers[0].offsetBytes = 49152 - 8;
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "SRAM overflow at core (0,0): buffer 'a' ends at byte 49160, "
+            "target wse2 has 49152 bytes per core");
+  p = relayProgram();
+  EXPECT_EQ(runError(p), "input 'x' missing from the inputs");
+  EXPECT_EQ(runError(p, iotaInput("x", {4, 4})),
+            "input 'x' has shape [4,4], expected [16]");
+  NDArrayMap f64 = iotaInput("x", {16});
+  f64["x"].dtype = "float64";
+  EXPECT_EQ(runError(p, f64), "input 'x' has dtype float64, expected float32");
+  p.roles[3].body[0].bufs = {0};
+  p.buffers.push_back({"small", 2, DType::F32, 16});
+  p.roles[3].body[0].bufs = {1};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (3,0): recv on channel 'second' into buffer 'small' of 2 "
+            "elements got a message of 4");
+}
+
+TEST(Emulator, ExpressionErrorsNameTheCore) {
+  Program p = relayProgram();
+  p.roles[1].body = {repeat("1 / (x - 1)", {})};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): expression '1 / (x - 1)': division by zero");
+  p.roles[1].body = {repeat("x - 3", {})};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): repeat count -2 of 'x - 3' is negative");
+}
+
+/// A 16x16 MeshGEMM-like loop: every step multiplies local tiles and shifts
+/// A along x and B along y on interleaved rings.
+Program shiftGemmProgram(int64_t n, int64_t steps) {
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = n;
+  p.gridWidth = n;
+  p.interleave = true;
+  p.buffers = {{"a", 16, DType::F32, 0},
+               {"b", 16, DType::F32, 64},
+               {"c", 16, DType::F32, 128},
+               {"a2", 16, DType::F32, 192},
+               {"b2", 16, DType::F32, 256}};
+  p.channels = {ringShiftChannel("ax", Axis::X, n, n, true, 0),
+                ringShiftChannel("by", Axis::Y, n, n, true, 4)};
+  Instr gemm = instr(Opcode::GemmTile, {2, 0, 1});
+  gemm.m = gemm.k = gemm.n = 4;
+  p.roles = {{"all",
+              wholeGrid(n, n),
+              {repeat(std::to_string(steps),
+                      {instr(Opcode::Send, {0}, 0), instr(Opcode::Send, {1}, 1),
+                       gemm, instr(Opcode::Recv, {3}, 0),
+                       instr(Opcode::Recv, {4}, 1), instr(Opcode::Swap, {0, 3}),
+                       instr(Opcode::Swap, {1, 4})}),
+               mark(0)}}};
+  for (auto [name, buf] : {std::pair("A", 0), std::pair("B", 1)}) {
+    HostTensor t;
+    t.name = name;
+    t.shape = {4 * n, 4 * n};
+    t.sourceShape = t.shape;
+    t.buffer = buf;
+    t.layout = {{Axis::Y, n}, {Axis::X, n}};
+    p.inputs.push_back(t);
+  }
+  HostTensor c = p.inputs[0];
+  c.name = "C";
+  c.buffer = 2;
+  p.outputs = {c};
+  p.ops = {{"gemm", "gemm", "meshgemm"}};
+  return p;
+}
+
+TEST(Emulator, ThreadsDoNotChangeResultsOrCycles) {
+  Program p = shiftGemmProgram(16, 7);
+  NDArrayMap in = iotaInput("A", {64, 64});
+  in.merge(iotaInput("B", {64, 64}));
+  auto start = std::chrono::steady_clock::now();
+  RunResult one = run(p, in, 1);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  RunResult two = run(p, in, 2);
+  RunResult four = run(p, in, 4);
+  ASSERT_EQ(one.outputs.count("C"), 1u);
+  ASSERT_EQ(one.stats.ops.size(), 1u);
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_GT(one.stats.cycles, 7 * 64);
+  EXPECT_EQ(one.stats.cycles, two.stats.cycles);
+  EXPECT_EQ(one.stats.cycles, four.stats.cycles);
+  EXPECT_EQ(one.stats.linkWords, two.stats.linkWords);
+  EXPECT_EQ(one.stats.ops[0].computeCycles, 7 * 64);
+  EXPECT_EQ(one.outputs.at("C").data, two.outputs.at("C").data);
+  EXPECT_EQ(one.outputs.at("C").data, four.outputs.at("C").data);
+}
+
+TEST(Emulator, RotateSlotsAndStatsJson) {
+  Program p = relayProgram();
+  Instr rot = instr(Opcode::RotateSlots, {0});
+  rot.n = 1;
+  p.roles[1].body = {rot, mark(0)};
+  p.ops = {{"rot", "rotate", "local"}};
+  RunResult r = run(p, iotaInput("x", {16}));
+  ASSERT_EQ(r.outputs.count("out"), 1u);
+  const std::vector<float> &out = r.outputs.at("out").data;
+  EXPECT_EQ(std::vector<float>(out.begin() + 4, out.begin() + 8),
+            (std::vector<float>{5, 6, 7, 4}));
+  llvm::json::Value j = statsToJSON(r.stats);
+  const llvm::json::Object *o = j.getAsObject();
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->getInteger("cycles"), 29);
+  EXPECT_EQ(o->getInteger("max_routes_per_core"), 2);
+  const llvm::json::Array *ops = o->getArray("ops");
+  ASSERT_TRUE(ops && ops->size() == 1);
+  EXPECT_EQ((*ops)[0].getAsObject()->getInteger("compute_cycles"), 4);
+  EXPECT_EQ((*ops)[0].getAsObject()->getString("algorithm"), "local");
+}
+
+} // namespace

@@ -1,0 +1,108 @@
+//===- ExprTest.cpp - Coordinate expressions ------------------------------===//
+#include "wafer/Runtime/Expr.h"
+
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace wafer::rt;
+using wafer::rt::test::errorOf;
+
+namespace {
+
+int64_t eval(llvm::StringRef text, ExprEnv env = {}) {
+  llvm::Expected<Expr> e = Expr::parse(text);
+  if (!e) {
+    ADD_FAILURE() << llvm::toString(e.takeError());
+    return 0;
+  }
+  llvm::Expected<int64_t> v = e->evaluate(env);
+  if (!v) {
+    ADD_FAILURE() << llvm::toString(v.takeError());
+    return 0;
+  }
+  return *v;
+}
+
+std::string parseError(llvm::StringRef text) {
+  llvm::Expected<Expr> e = Expr::parse(text);
+  if (e) {
+    ADD_FAILURE() << "'" << text.str() << "' parsed";
+    return "";
+  }
+  return llvm::toString(e.takeError());
+}
+
+TEST(Expr, CPrecedenceAndAssociativity) {
+  EXPECT_EQ(eval("1 + 2 * 3"), 7);
+  EXPECT_EQ(eval("(1 + 2) * 3"), 9);
+  EXPECT_EQ(eval("10 - 4 - 3"), 3);
+  EXPECT_EQ(eval("100 / 10 / 5"), 2);
+  EXPECT_EQ(eval("7 % 4 * 2"), 6);
+  EXPECT_EQ(eval("1 + 2 < 4 == 1"), 1);
+  EXPECT_EQ(eval("0 || 1 && 0"), 0);
+  EXPECT_EQ(eval("1 || 0 && 0"), 1);
+  EXPECT_EQ(eval("-3 * -2"), 6);
+  EXPECT_EQ(eval("!0 + !5"), 1);
+  EXPECT_EQ(eval("--4"), 4);
+  EXPECT_EQ(eval("3 <= 3 && 4 >= 5 || 2 != 2"), 0);
+}
+
+TEST(Expr, TruncatingDivision) {
+  EXPECT_EQ(eval("-7 / 2"), -3);
+  EXPECT_EQ(eval("-7 % 2"), -1);
+  EXPECT_EQ(eval("7 % -2"), 1);
+}
+
+TEST(Expr, Variables) {
+  ExprEnv env{3, 4, 5, 6, 10, 20};
+  EXPECT_EQ(eval("x + 10 * y", env), 43);
+  EXPECT_EQ(eval("lx * 100 + ly", env), 506);
+  EXPECT_EQ(eval("W * H", env), 200);
+  EXPECT_EQ(eval("(lx + 1) % W == 6", env), 1);
+}
+
+TEST(Expr, ShortCircuitAvoidsDivisionByZero) {
+  EXPECT_EQ(eval("x != 0 && 10 / x > 1"), 0);
+  EXPECT_EQ(eval("x == 0 || 10 / x"), 1);
+}
+
+TEST(Expr, DivisionByZeroIsAnError) {
+  Expr e = llvm::cantFail(Expr::parse("W / x"));
+  EXPECT_EQ(errorOf(e.evaluate({})),
+            "expression 'W / x': division by zero");
+  Expr r = llvm::cantFail(Expr::parse("1 % x"));
+  EXPECT_NE(errorOf(r.evaluate({})), "");
+}
+
+TEST(Expr, ParseErrorsNameTheColumn) {
+  EXPECT_EQ(parseError("1 +"),
+            "expression '1 +': expected an operand at column 4");
+  EXPECT_EQ(parseError("(x + 1"),
+            "expression '(x + 1': expected ')' at column 7");
+  EXPECT_EQ(parseError("x + z"),
+            "expression 'x + z': unknown variable 'z' (known: x y lx ly W H) "
+            "at column 5");
+  EXPECT_EQ(parseError("x 1"),
+            "expression 'x 1': unexpected '1' after the expression at column 3");
+  EXPECT_EQ(parseError("x # 2"),
+            "expression 'x # 2': unexpected '#' after the expression at "
+            "column 3");
+  EXPECT_EQ(parseError(""), "expression '': expected an operand at column 1");
+  EXPECT_EQ(parseError("x & y"),
+            "expression 'x & y': unexpected '&' after the expression at "
+            "column 3");
+  EXPECT_EQ(parseError("99999999999999999999"),
+            "expression '99999999999999999999': integer literal out of range "
+            "at column 1");
+}
+
+TEST(Expr, CopiesShareTheParsedTree) {
+  Expr a = llvm::cantFail(Expr::parse("x * 2"));
+  Expr b = a;
+  EXPECT_EQ(b.text(), "x * 2");
+  EXPECT_EQ(llvm::cantFail(b.evaluate({4, 0, 0, 0, 1, 1})), 8);
+}
+
+} // namespace

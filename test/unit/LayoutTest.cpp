@@ -1,0 +1,75 @@
+//===- LayoutTest.cpp - Placing host tensors on the grid ------------------===//
+#include "wafer/Runtime/Layout.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace wafer::rt;
+
+namespace {
+
+std::vector<int64_t> globals(const std::vector<int64_t> &shape,
+                             const std::vector<LayoutDim> &layout, int64_t h,
+                             int64_t w, int64_t lx, int64_t ly) {
+  std::vector<int64_t> out;
+  forEachLocalElement(shape, layout, h, w, lx, ly,
+                      [&](int64_t local, int64_t global) {
+                        EXPECT_EQ(local, int64_t(out.size()));
+                        out.push_back(global);
+                      });
+  return out;
+}
+
+TEST(Layout, SplitWithSlotsAndPadding) {
+  // 7 columns in 4 blocks on an x axis of extent 2: tile 2, slots 2; core at
+  // lx = 1 holds blocks 1 and 3, i.e. columns 2,3 and 6,(pad).
+  std::vector<int64_t> shape = {2, 7};
+  std::vector<LayoutDim> layout = {{Axis::None, 1}, {Axis::X, 4}};
+  EXPECT_EQ(localElements(shape, layout, 3, 2), 2 * 2 * 2);
+  EXPECT_EQ(globals(shape, layout, 3, 2, 1, 0),
+            (std::vector<int64_t>{2, 3, 9, 10, 6, -1, 13, -1}));
+}
+
+TEST(Layout, EveryElementPlacedOncePerReplica) {
+  std::vector<int64_t> shape = {5, 9};
+  std::vector<LayoutDim> layout = {{Axis::Y, 6}, {Axis::X, 3}};
+  int64_t h = 3, w = 3;
+  std::map<int64_t, int> seen;
+  for (int64_t ly = 0; ly < h; ++ly)
+    for (int64_t lx = 0; lx < w; ++lx)
+      for (int64_t g : globals(shape, layout, h, w, lx, ly))
+        if (g >= 0)
+          ++seen[g];
+  ASSERT_EQ(seen.size(), 45u);
+  for (const auto &[g, count] : seen)
+    EXPECT_EQ(count, 1) << g;
+}
+
+TEST(Layout, ScalarAndReplicated) {
+  EXPECT_EQ(localElements({}, {}, 4, 4), 1);
+  EXPECT_EQ(globals({}, {}, 4, 4, 3, 2), (std::vector<int64_t>{0}));
+  EXPECT_EQ(globals({3}, {{Axis::None, 1}}, 4, 4, 2, 1),
+            (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(Layout, SourceIndexPermutesAndBroadcasts) {
+  HostTensor t;
+  t.shape = {2, 3, 4};
+  t.sourceShape = {4, 3};
+  t.permutation = {1, 0}; // source [4,3] transposed to [3,4], broadcast
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k)
+        EXPECT_EQ(sourceIndex(t, (i * 3 + j) * 4 + k), k * 3 + j);
+  HostTensor b;
+  b.shape = {3, 2};
+  b.sourceShape = {1, 2};
+  EXPECT_EQ(sourceIndex(b, 5), 1);
+  EXPECT_EQ(sourceIndex(b, 4), 0);
+  HostTensor s;
+  s.shape = {2, 2};
+  EXPECT_EQ(sourceIndex(s, 3), 0);
+}
+
+} // namespace

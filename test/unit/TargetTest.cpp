@@ -1,0 +1,107 @@
+//===- TargetTest.cpp - Presets and JSON targets --------------------------===//
+#include "wafer/Runtime/Target.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace wafer::rt;
+using wafer::rt::test::errorOf;
+
+namespace {
+
+TEST(Target, Presets) {
+  Target w2 = llvm::cantFail(getPresetTarget("wse2"));
+  EXPECT_EQ(w2.fabricWidth, 750);
+  EXPECT_EQ(w2.fabricHeight, 994);
+  EXPECT_EQ(w2.sramBytes, 49152);
+  EXPECT_EQ(w2.routesPerCore, 24);
+  EXPECT_EQ(w2.macsPerCycleF16, 4);
+  EXPECT_EQ(w2.macsPerCycleF16AccF32, 2);
+  Target w3 = llvm::cantFail(getPresetTarget("wse3"));
+  EXPECT_EQ(w3.fabricWidth, 755);
+  EXPECT_EQ(w3.fabricHeight, 1170);
+  EXPECT_EQ(w3.macsPerCycleF16, 8);
+  EXPECT_EQ(w3.macsPerCycleF16AccF32, 4);
+  EXPECT_EQ(w3.clockHz, 1.1e9);
+  EXPECT_EQ(errorOf(validateTarget(w2)), "");
+  EXPECT_EQ(errorOf(getPresetTarget("wse9")),
+            "unknown target preset 'wse9' (known: wse2, wse3)");
+}
+
+TEST(Target, JsonRoundTrip) {
+  Target w3 = llvm::cantFail(getPresetTarget("wse3"));
+  std::string text;
+  llvm::raw_string_ostream(text) << targetToJSON(w3);
+  Target back = llvm::cantFail(parseTarget(text, "t.json"));
+  EXPECT_EQ(back.name, "wse3");
+  EXPECT_EQ(back.fabricWidth, 755);
+  EXPECT_EQ(back.macsPerCycleF16, 8);
+  EXPECT_EQ(back.relayCycles, w3.relayCycles);
+}
+
+TEST(Target, BaseWithOverrides) {
+  Target t = llvm::cantFail(parseTarget(
+      R"({"base": "wse2", "name": "small", "fabric": [8, 6],
+          "sram_bytes": 1024, "macs_per_cycle": {"f16": 16}})",
+      "t.json"));
+  EXPECT_EQ(t.name, "small");
+  EXPECT_EQ(t.fabricWidth, 8);
+  EXPECT_EQ(t.fabricHeight, 6);
+  EXPECT_EQ(t.sramBytes, 1024);
+  EXPECT_EQ(t.macsPerCycleF16, 16);
+  EXPECT_EQ(t.macsPerCycleF32, 1);
+  EXPECT_EQ(t.routesPerCore, 24);
+  Target s = llvm::cantFail(
+      parseTarget(R"({"base": "wse3", "fabric": "10x12"})", "t.json"));
+  EXPECT_EQ(s.fabricWidth, 10);
+  EXPECT_EQ(s.fabricHeight, 12);
+}
+
+TEST(Target, Errors) {
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": -4})", "t.json")),
+            "t.json: target field 'sram_bytes' must be a positive integer");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": "big"})", "t.json")),
+            "t.json: target field 'sram_bytes' must be a positive integer");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "colour": 3})", "t.json")),
+            "t.json: unknown target field 'colour'");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "macs_per_cycle": {"f8": 3}})",
+                  "t.json")),
+            "t.json: unknown target field 'macs_per_cycle.f8'");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "fabric": "10by12"})", "t.json")),
+            "t.json: target field 'fabric' must be \"WxH\" or "
+                        "[W, H] with positive integers");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "clock_hz": 0})", "t.json")),
+            "t.json: target field 'clock_hz' must be a positive number");
+  // Without a base every field is needed.
+  EXPECT_EQ(errorOf(parseTarget(R"({"name": "x", "fabric": "4x4"})", "t.json")),
+            "t.json: target field 'sram_bytes' must be a positive integer");
+  EXPECT_EQ(errorOf(parseTarget("[1, 2]", "t.json")),
+            "t.json: a target must be a JSON object");
+  EXPECT_NE(errorOf(parseTarget("{", "t.json")), "");
+}
+
+TEST(Target, LoadPresetOrFile) {
+  EXPECT_EQ(llvm::cantFail(loadTarget("wse3")).name, "wse3");
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("target", "json", path));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << R"({"base": "wse2", "name": "custom", "relay_cycles": 9})";
+  }
+  Target t = llvm::cantFail(loadTarget(path));
+  EXPECT_EQ(t.name, "custom");
+  EXPECT_EQ(t.relayCycles, 9);
+  llvm::sys::fs::remove(path);
+  llvm::Expected<Target> missing = loadTarget("/nonexistent/target.json");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError())
+                .find("/nonexistent/target.json"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,163 @@
+//===- wafer-run.cpp - Compile a model and run it on the mesh emulator ----===//
+//
+//   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
+//             [--ktree-k K] --inputs in.npz --outputs out.npz
+//             [--stats stats.json] [--threads N]
+//
+// Every failure is one line `error: <where>: <what>` and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+#include "wafer/Import/OnnxImporter.h"
+#include "wafer/Passes/Passes.h"
+#include "wafer/Runtime/Bundle.h"
+#include "wafer/Runtime/Emulator.h"
+#include "wafer/Target/BundleEmitter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace wafer;
+
+static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model");
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("MODEL.onnx | BUNDLE"),
+                                      cl::sub(runCommand));
+static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
+                                       cl::sub(runCommand));
+static cl::opt<std::string> targetOption(
+    "target", cl::desc("Target preset (wse2, wse3) or JSON file"),
+    cl::init("wse2"), cl::sub(runCommand));
+static cl::opt<int64_t> ktreeOption("ktree-k",
+                                    cl::desc("K of the K-tree allreduce"),
+                                    cl::init(2), cl::sub(runCommand));
+static cl::opt<std::string> inputsPath("inputs", cl::desc("Inputs .npz"),
+                                       cl::sub(runCommand));
+static cl::opt<std::string> outputsPath("outputs", cl::desc("Outputs .npz"),
+                                        cl::sub(runCommand));
+static cl::opt<std::string> statsPath("stats", cl::desc("Statistics JSON"),
+                                      cl::sub(runCommand));
+static cl::opt<unsigned> threadsOption(
+    "threads", cl::desc("Host threads (results do not depend on it)"),
+    cl::init(1), cl::sub(runCommand));
+
+static int fail(const Twine &message) {
+  errs() << "error: " << message << "\n";
+  return 1;
+}
+
+/// "file: node 'name'" for locations the importer made, else the file.
+static std::string describe(mlir::Location loc) {
+  std::string node, file;
+  loc->walk([&](mlir::Location inner) {
+    if (auto named = dyn_cast<mlir::NameLoc>(inner); named && node.empty())
+      node = named.getName().str();
+    if (auto fileLoc = dyn_cast<mlir::FileLineColLoc>(inner); file.empty() && fileLoc)
+      file = fileLoc.getFilename().str();
+    return mlir::WalkResult::advance();
+  });
+  if (!node.empty())
+    return file + ": node '" + node + "'";
+  return file;
+}
+
+/// Compiles an ONNX model to a runtime program.
+static Expected<rt::Program> compileOnnx(StringRef path) {
+  mlir::MLIRContext context;
+  context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
+                      mlir::func::FuncDialect>();
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+        firstError.empty())
+      firstError = describe(diag.getLocation()) + ": " + diag.str();
+    return mlir::success();
+  });
+  auto module = importOnnxFile(path, &context);
+  if (!module)
+    return module.takeError();
+  if (gridOption.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "--grid HxW is required to compile a model");
+  mlir::PassManager pm(&context);
+  buildCompilePipeline(pm, {gridOption, targetOption, ktreeOption});
+  if (mlir::failed(pm.run(**module)))
+    return createStringError(inconvertibleErrorCode(),
+                             firstError.empty() ? "compilation failed"
+                                                : firstError);
+  return buildRuntimeProgram(**module);
+}
+
+static Expected<rt::Program> loadModel(StringRef path) {
+  auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+  if (!file)
+    return createStringError(inconvertibleErrorCode(),
+                             path + ": cannot open: " +
+                                 file.getError().message());
+  if (rt::looksLikeBundle((*file)->getBuffer()))
+    return rt::deserializeBundle((*file)->getBuffer(), path);
+  return compileOnnx(path);
+}
+
+static void printReport(const rt::Program &program, const rt::RunStats &stats) {
+  outs() << formatv("grid {0}x{1} on {2}: {3} cycles = {4:e3} s at {5:e2} Hz\n",
+                    program.gridHeight, program.gridWidth, program.target.name,
+                    stats.cycles, stats.seconds, program.target.clockHz);
+  outs() << formatv("max SRAM per core {0} bytes (of {1}), max routes per "
+                    "core {2} (of {3})\n",
+                    stats.maxSramBytesPerCore, program.target.sramBytes,
+                    stats.maxRoutesPerCore, program.target.routesPerCore);
+  for (const rt::OpStats &op : stats.ops)
+    outs() << formatv("  {0,-24} {1,-5} {2,-9} {3,9} cycles ({4} compute)\n",
+                      op.name, op.kind, op.algorithm, op.cycles,
+                      op.computeCycles);
+}
+
+static int run() {
+  Expected<rt::Program> program = loadModel(modelPath);
+  if (!program)
+    return fail(toString(program.takeError()));
+  rt::NDArrayMap inputs;
+  if (!inputsPath.empty()) {
+    Expected<rt::NDArrayMap> read = rt::readNpz(inputsPath);
+    if (!read)
+      return fail(toString(read.takeError()));
+    inputs = std::move(*read);
+  }
+  Expected<rt::RunResult> result =
+      rt::runProgram(*program, inputs, {threadsOption});
+  if (!result)
+    return fail(toString(result.takeError()));
+  if (!outputsPath.empty())
+    if (Error error = rt::writeNpz(outputsPath, result->outputs))
+      return fail(toString(std::move(error)));
+  if (!statsPath.empty()) {
+    std::error_code ec;
+    raw_fd_ostream os(statsPath, ec, sys::fs::OF_Text);
+    if (ec)
+      return fail(statsPath + ": cannot write: " + ec.message());
+    os << formatv("{0:2}", rt::statsToJSON(result->stats)) << "\n";
+  }
+  printReport(*program, result->stats);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "wafer-run: compile and emulate models\n",
+                                   &errs()))
+    return 1;
+  if (runCommand)
+    return run();
+  return fail("expected a command: wafer-run run MODEL ... (see --help)");
+}

@@ -1,0 +1,35 @@
+//===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
+#include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Import/OnnxImporter.h"
+#include "wafer/Target/BundleEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+int main(int argc, char **argv) {
+  mlir::TranslateToMLIRRegistration importOnnx(
+      "import-onnx", "Import an ONNX model as a tfm module",
+      [](llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context)
+          -> mlir::OwningOpRef<mlir::Operation *> {
+        llvm::StringRef path =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                ->getBufferIdentifier();
+        auto module = wafer::importOnnxFile(path, context);
+        if (!module) {
+          mlir::emitError(mlir::UnknownLoc::get(context))
+              << llvm::toString(module.takeError());
+          return nullptr;
+        }
+        return mlir::OwningOpRef<mlir::Operation *>(module->release());
+      },
+      [](mlir::DialectRegistry &registry) {
+        registry.insert<wafer::tfm::TfmDialect, mlir::func::FuncDialect>();
+      });
+  wafer::registerBundleTranslations();
+  return mlir::failed(mlir::mlirTranslateMain(
+      argc, argv, "wafer translations: ONNX import, program bundles\n"));
+}
