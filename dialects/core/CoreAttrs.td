@@ -37,7 +37,9 @@ def Core_Dir : I32EnumAttr<"Dir", "router port", [
   let cppNamespace = "::wafer::core";
   let genSpecializedAttr = 0;
 }
-def Core_DirAttr : EnumAttr<Core_Dialect, Core_Dir, "dir">;
+def Core_DirAttr : EnumAttr<Core_Dialect, Core_Dir, "dir"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Core_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
     "element-wise kernel", [
@@ -47,6 +49,8 @@ def Core_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
   let genSpecializedAttr = 0;
 }
 def Core_ElementwiseKindAttr : EnumAttr<Core_Dialect, Core_ElementwiseKind,
-                                        "elementwise">;
+                                        "elementwise"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 #endif // WAFER_CORE_ATTRS

@@ -104,7 +104,9 @@ def Mesh_GemmAlgorithm : I32EnumAttr<"GemmAlgorithm",
   let genSpecializedAttr = 0;
 }
 def Mesh_GemmAlgorithmAttr : EnumAttr<Mesh_Dialect, Mesh_GemmAlgorithm,
-                                      "gemm_algorithm">;
+                                      "gemm_algorithm"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Mesh_MapKind : I32EnumAttr<"MapKind", "element-wise function", [
       I32EnumAttrCase<"add", 0>,
@@ -113,6 +115,8 @@ def Mesh_MapKind : I32EnumAttr<"MapKind", "element-wise function", [
   let cppNamespace = "::wafer::mesh";
   let genSpecializedAttr = 0;
 }
-def Mesh_MapKindAttr : EnumAttr<Mesh_Dialect, Mesh_MapKind, "map_kind">;
+def Mesh_MapKindAttr : EnumAttr<Mesh_Dialect, Mesh_MapKind, "map_kind"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 #endif // WAFER_MESH_ATTRS

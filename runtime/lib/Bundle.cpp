@@ -22,19 +22,32 @@ namespace wafer::rt {
 
 StringRef opcodeName(Opcode op) {
   switch (op) {
-  case Opcode::GemmTile: return "gemm_tile";
-  case Opcode::GemvTile: return "gemv_tile";
-  case Opcode::Add: return "add";
-  case Opcode::Mul: return "mul";
-  case Opcode::Zero: return "zero";
-  case Opcode::Swap: return "swap";
-  case Opcode::RotateSlots: return "rotate_slots";
-  case Opcode::Send: return "send";
-  case Opcode::Recv: return "recv";
-  case Opcode::Relay: return "relay";
-  case Opcode::Repeat: return "repeat";
-  case Opcode::When: return "when";
-  case Opcode::Mark: return "mark";
+  case Opcode::GemmTile:
+    return "gemm_tile";
+  case Opcode::GemvTile:
+    return "gemv_tile";
+  case Opcode::Add:
+    return "add";
+  case Opcode::Mul:
+    return "mul";
+  case Opcode::Zero:
+    return "zero";
+  case Opcode::Swap:
+    return "swap";
+  case Opcode::RotateSlots:
+    return "rotate_slots";
+  case Opcode::Send:
+    return "send";
+  case Opcode::Recv:
+    return "recv";
+  case Opcode::Relay:
+    return "relay";
+  case Opcode::Repeat:
+    return "repeat";
+  case Opcode::When:
+    return "when";
+  case Opcode::Mark:
+    return "mark";
   }
   return "unknown";
 }
@@ -60,10 +73,10 @@ public:
     const Target &t = p.target;
     auto macs = fb::CreateMacsPerCycle(b, t.macsPerCycleF32, t.macsPerCycleF16,
                                        t.macsPerCycleF16AccF32);
-    auto target = fb::CreateTarget(
-        b, b.CreateString(t.name), t.fabricWidth, t.fabricHeight, t.clockHz,
-        t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles,
-        t.relayCycles, t.linkWordsPerCycle, macs);
+    auto target = fb::CreateTarget(b, b.CreateString(t.name), t.fabricWidth,
+                                   t.fabricHeight, t.clockHz, t.sramBytes,
+                                   t.routesPerCore, t.hopCycles, t.rampCycles,
+                                   t.relayCycles, t.linkWordsPerCycle, macs);
 
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const Buffer &buf : p.buffers)
@@ -107,10 +120,10 @@ private:
     std::vector<flatbuffers::Offset<fb::Instr>> out;
     for (const Instr &in : list) {
       auto body = instrs(in.body);
-      out.push_back(fb::CreateInstr(
-          b, fb::Opcode(in.op), b.CreateVector(in.bufs), in.channel,
-          in.channel2, in.m, in.k, in.n, b.CreateString(in.expr), in.mark,
-          body));
+      out.push_back(fb::CreateInstr(b, fb::Opcode(in.op),
+                                    b.CreateVector(in.bufs), in.channel,
+                                    in.channel2, in.m, in.k, in.n,
+                                    b.CreateString(in.expr), in.mark, body));
     }
     return b.CreateVector(out);
   }
@@ -142,8 +155,7 @@ std::string str(const flatbuffers::String *s) {
   return s ? s->str() : std::string();
 }
 
-template <typename T>
-std::vector<T> vec(const flatbuffers::Vector<T> *v) {
+template <typename T> std::vector<T> vec(const flatbuffers::Vector<T> *v) {
   return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
 }
 
@@ -346,8 +358,7 @@ private:
       bool needsSecond = in.op == Opcode::Relay;
       for (auto [ch, needed] : {std::pair(in.channel, needsFirst),
                                 std::pair(in.channel2, needsSecond)})
-        if ((ch != -1 || needed) &&
-            (ch < 0 || size_t(ch) >= p.channels.size()))
+        if ((ch != -1 || needed) && (ch < 0 || size_t(ch) >= p.channels.size()))
           return err(formatv("{0}: channel index {1} out of range ({2} "
                              "channels)",
                              where, ch, p.channels.size()));
@@ -418,8 +429,7 @@ private:
                              where, r.color, p.target.routesPerCore,
                              p.target.name));
         if (r.outMask == 0 || r.outMask >= (1u << 5))
-          return err(formatv("{0}: invalid output mask {1}", where,
-                             r.outMask));
+          return err(formatv("{0}: invalid output mask {1}", where, r.outMask));
         if (!inGrid(r.cores))
           return err(formatv("{0}: cores {1} outside the {2}x{3} (HxW) grid",
                              where, coreSetText(r.cores), p.gridHeight,
@@ -469,15 +479,26 @@ private:
       auto fail = [&](const Twine &what) { return err(where + ": " + what); };
       size_t wantBufs = 0;
       switch (in.op) {
-      case Opcode::GemmTile: case Opcode::GemvTile: case Opcode::Add:
-      case Opcode::Mul: wantBufs = 3; break;
-      case Opcode::Swap: wantBufs = 2; break;
-      case Opcode::Repeat: case Opcode::When: case Opcode::Mark: break;
-      default: wantBufs = 1; break;
+      case Opcode::GemmTile:
+      case Opcode::GemvTile:
+      case Opcode::Add:
+      case Opcode::Mul:
+        wantBufs = 3;
+        break;
+      case Opcode::Swap:
+        wantBufs = 2;
+        break;
+      case Opcode::Repeat:
+      case Opcode::When:
+      case Opcode::Mark:
+        break;
+      default:
+        wantBufs = 1;
+        break;
       }
       if (in.bufs.size() != wantBufs)
-        return fail(formatv("needs {0} buffers, has {1}", wantBufs,
-                            in.bufs.size()));
+        return fail(
+            formatv("needs {0} buffers, has {1}", wantBufs, in.bufs.size()));
       bool hasBody = in.op == Opcode::Repeat || in.op == Opcode::When;
       if (!hasBody && !in.body.empty())
         return fail("only repeat and when have a body");
@@ -490,8 +511,8 @@ private:
         if (!fits(m, in.n, elems(in.bufs[0])) ||
             !fits(m, in.k, elems(in.bufs[1])) ||
             !fits(in.k, in.n, elems(in.bufs[2])))
-          return fail(formatv("tile m={0} k={1} n={2} exceeds its buffers",
-                              m, in.k, in.n));
+          return fail(formatv("tile m={0} k={1} n={2} exceeds its buffers", m,
+                              in.k, in.n));
         if (in.bufs[0] == in.bufs[1] || in.bufs[0] == in.bufs[2])
           return fail("the accumulator must not alias an operand");
         break;
@@ -503,8 +524,7 @@ private:
           return fail("operands are smaller than the output");
         break;
       case Opcode::Swap:
-        if (in.bufs[0] == in.bufs[1] ||
-            elems(in.bufs[0]) != elems(in.bufs[1]))
+        if (in.bufs[0] == in.bufs[1] || elems(in.bufs[0]) != elems(in.bufs[1]))
           return fail("needs two distinct buffers of the same size");
         break;
       case Opcode::RotateSlots:
@@ -543,8 +563,8 @@ private:
                             "axis of extent {3}",
                             d, t.shape[d], ld.blocks, extent));
       if (ld.axis == Axis::None && ld.blocks != 1)
-        return fail(formatv("dimension {0} is kept whole but has {1} blocks",
-                            d, ld.blocks));
+        return fail(formatv("dimension {0} is kept whole but has {1} blocks", d,
+                            ld.blocks));
     }
     int64_t need = localElements(t.shape, t.layout, p.gridHeight, p.gridWidth);
     if (need > p.buffers[t.buffer].elements)
@@ -570,8 +590,7 @@ private:
     size_t lead = t.shape.size() - srcRank;
     int64_t count = 1;
     for (size_t j = 0; j < srcRank; ++j) {
-      int64_t dim = t.sourceShape[t.permutation.empty() ? j
-                                                        : t.permutation[j]];
+      int64_t dim = t.sourceShape[t.permutation.empty() ? j : t.permutation[j]];
       if (dim < 0 || (dim != 1 && dim != t.shape[lead + j]))
         return fail("source does not broadcast to the placed shape");
       count *= t.sourceShape[j];
@@ -659,11 +678,16 @@ namespace {
 
 StringRef dirName(Dir d) {
   switch (d) {
-  case Dir::Ramp: return "ramp";
-  case Dir::North: return "north";
-  case Dir::East: return "east";
-  case Dir::South: return "south";
-  case Dir::West: return "west";
+  case Dir::Ramp:
+    return "ramp";
+  case Dir::North:
+    return "north";
+  case Dir::East:
+    return "east";
+  case Dir::South:
+    return "south";
+  case Dir::West:
+    return "west";
   }
   return "?";
 }
@@ -703,19 +727,18 @@ public:
   void dump() {
     os << "bundle version " << p.version << "\n";
     os << "target " << formatv("{0}", targetToJSON(p.target)) << "\n";
-    os << "grid " << p.gridHeight << "x" << p.gridWidth
-       << " (HxW) interleave " << (p.interleave ? "true" : "false") << "\n";
+    os << "grid " << p.gridHeight << "x" << p.gridWidth << " (HxW) interleave "
+       << (p.interleave ? "true" : "false") << "\n";
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const Buffer &b = p.buffers[i];
-      os << "buffer " << i << " '" << b.name << "' f32 elements "
-         << b.elements << " offset " << b.offsetBytes << "\n";
+      os << "buffer " << i << " '" << b.name << "' f32 elements " << b.elements
+         << " offset " << b.offsetBytes << "\n";
     }
     for (size_t i = 0; i < p.channels.size(); ++i) {
       os << "channel " << i << " '" << p.channels[i].name << "'\n";
       for (const Route &r : p.channels[i].routes)
-        os << "  route color " << r.color << " cores "
-           << coreSetText(r.cores) << " in " << dirName(r.in) << " out "
-           << maskText(r.outMask) << "\n";
+        os << "  route color " << r.color << " cores " << coreSetText(r.cores)
+           << " in " << dirName(r.in) << " out " << maskText(r.outMask) << "\n";
     }
     for (size_t i = 0; i < p.roles.size(); ++i) {
       os << "role " << i << " '" << p.roles[i].name << "' cores "
@@ -727,8 +750,8 @@ public:
     for (size_t i = 0; i < p.outputs.size(); ++i)
       tensor("output", i, p.outputs[i]);
     for (size_t i = 0; i < p.ops.size(); ++i)
-      os << "op " << i << " '" << p.ops[i].name << "' kind "
-         << p.ops[i].kind << " algorithm " << p.ops[i].algorithm << "\n";
+      os << "op " << i << " '" << p.ops[i].name << "' kind " << p.ops[i].kind
+         << " algorithm " << p.ops[i].algorithm << "\n";
   }
 
 private:
@@ -747,16 +770,31 @@ private:
       for (int32_t b : in.bufs)
         os << " " << bufName(b);
       switch (in.op) {
-      case Opcode::GemmTile: os << " m " << in.m << " k " << in.k << " n " << in.n; break;
-      case Opcode::GemvTile: os << " k " << in.k << " n " << in.n; break;
-      case Opcode::RotateSlots: os << " slot " << in.n; break;
-      case Opcode::Send: case Opcode::Recv: os << " on " << chName(in.channel); break;
+      case Opcode::GemmTile:
+        os << " m " << in.m << " k " << in.k << " n " << in.n;
+        break;
+      case Opcode::GemvTile:
+        os << " k " << in.k << " n " << in.n;
+        break;
+      case Opcode::RotateSlots:
+        os << " slot " << in.n;
+        break;
+      case Opcode::Send:
+      case Opcode::Recv:
+        os << " on " << chName(in.channel);
+        break;
       case Opcode::Relay:
         os << " from " << chName(in.channel) << " to " << chName(in.channel2);
         break;
-      case Opcode::Repeat: case Opcode::When: os << " '" << in.expr << "'"; break;
-      case Opcode::Mark: os << " " << in.mark; break;
-      default: break;
+      case Opcode::Repeat:
+      case Opcode::When:
+        os << " '" << in.expr << "'";
+        break;
+      case Opcode::Mark:
+        os << " " << in.mark;
+        break;
+      default:
+        break;
       }
       os << "\n";
       instrs(in.body, depth + 1);
@@ -769,7 +807,9 @@ private:
     for (size_t d = 0; d < t.layout.size(); ++d) {
       const LayoutDim &ld = t.layout[d];
       os << (d ? "," : "")
-         << (ld.axis == Axis::X ? "x" : ld.axis == Axis::Y ? "y" : "none");
+         << (ld.axis == Axis::X   ? "x"
+             : ld.axis == Axis::Y ? "y"
+                                  : "none");
       if (ld.axis != Axis::None)
         os << "/" << ld.blocks;
     }

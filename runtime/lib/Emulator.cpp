@@ -60,22 +60,32 @@ Error err(const Twine &msg) {
 
 StringRef dirName(Dir d) {
   switch (d) {
-  case Dir::Ramp: return "ramp";
-  case Dir::North: return "north";
-  case Dir::East: return "east";
-  case Dir::South: return "south";
-  case Dir::West: return "west";
+  case Dir::Ramp:
+    return "ramp";
+  case Dir::North:
+    return "north";
+  case Dir::East:
+    return "east";
+  case Dir::South:
+    return "south";
+  case Dir::West:
+    return "west";
   }
   return "?";
 }
 
 Dir opposite(Dir d) {
   switch (d) {
-  case Dir::North: return Dir::South;
-  case Dir::South: return Dir::North;
-  case Dir::East: return Dir::West;
-  case Dir::West: return Dir::East;
-  case Dir::Ramp: return Dir::Ramp;
+  case Dir::North:
+    return Dir::South;
+  case Dir::South:
+    return Dir::North;
+  case Dir::East:
+    return Dir::West;
+  case Dir::West:
+    return Dir::East;
+  case Dir::Ramp:
+    return Dir::Ramp;
   }
   return Dir::Ramp;
 }
@@ -85,8 +95,19 @@ Dir opposite(Dir d) {
 //===----------------------------------------------------------------------===//
 
 enum class Step : uint8_t {
-  Gemm, Gemv, Add, Mul, Zero, Swap, Rotate, Send, Recv,
-  LoopBegin, LoopEnd, Branch, Mark
+  Gemm,
+  Gemv,
+  Add,
+  Mul,
+  Zero,
+  Swap,
+  Rotate,
+  Send,
+  Recv,
+  LoopBegin,
+  LoopEnd,
+  Branch,
+  Mark
 };
 
 /// One step of a role's flattened code. Relay becomes Recv + Send; Repeat
@@ -116,16 +137,36 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
     op.n = in.n;
     op.mark = in.mark;
     switch (in.op) {
-    case Opcode::GemmTile: op.kind = Step::Gemm; break;
-    case Opcode::GemvTile: op.kind = Step::Gemv; break;
-    case Opcode::Add: op.kind = Step::Add; break;
-    case Opcode::Mul: op.kind = Step::Mul; break;
-    case Opcode::Zero: op.kind = Step::Zero; break;
-    case Opcode::Swap: op.kind = Step::Swap; break;
-    case Opcode::RotateSlots: op.kind = Step::Rotate; break;
-    case Opcode::Send: op.kind = Step::Send; break;
-    case Opcode::Recv: op.kind = Step::Recv; break;
-    case Opcode::Mark: op.kind = Step::Mark; break;
+    case Opcode::GemmTile:
+      op.kind = Step::Gemm;
+      break;
+    case Opcode::GemvTile:
+      op.kind = Step::Gemv;
+      break;
+    case Opcode::Add:
+      op.kind = Step::Add;
+      break;
+    case Opcode::Mul:
+      op.kind = Step::Mul;
+      break;
+    case Opcode::Zero:
+      op.kind = Step::Zero;
+      break;
+    case Opcode::Swap:
+      op.kind = Step::Swap;
+      break;
+    case Opcode::RotateSlots:
+      op.kind = Step::Rotate;
+      break;
+    case Opcode::Send:
+      op.kind = Step::Send;
+      break;
+    case Opcode::Recv:
+      op.kind = Step::Recv;
+      break;
+    case Opcode::Mark:
+      op.kind = Step::Mark;
+      break;
     case Opcode::Relay: {
       op.kind = Step::Recv;
       code.push_back(op);
@@ -264,22 +305,22 @@ private:
 
   int32_t numColors = 0;
   std::vector<const Route *> routeAt; // [core * numColors + color]
+  std::vector<int32_t> channelOf;     // the channel that route belongs to
   int64_t maxRoutes = 0, sramBytes = 0;
 
   int64_t nb = 0, perCore = 0;
   std::vector<int64_t> slotOffset;
-  std::vector<int32_t> slotOf;     // [core * nb + buffer] -> storage slot
-  std::vector<int64_t> busyUntil;  // [core * nb + slot]: pending send done
+  std::vector<int32_t> slotOf;    // [core * nb + buffer] -> storage slot
+  std::vector<int64_t> busyUntil; // [core * nb + slot]: pending send done
   std::vector<float> data;
 
   std::vector<Core> cores;
   std::vector<Ports> ports;
-  std::vector<Inbox> inboxes; // [core * numColors + color]
+  std::vector<Inbox> inboxes;     // [core * numColors + color]
   std::vector<int64_t> visitedBy; // message serial that last crossed a core
   int64_t messageSerial = 0;
   std::priority_queue<std::pair<int64_t, int32_t>,
-                      std::vector<std::pair<int64_t, int32_t>>,
-                      std::greater<>>
+                      std::vector<std::pair<int64_t, int32_t>>, std::greater<>>
       ready;
 
   std::vector<OpTotals> opTotals;
@@ -295,12 +336,11 @@ Error Emulator::buildRouteTables() {
     for (const Route &r : ch.routes)
       numColors = std::max(numColors, r.color + 1);
   routeAt.assign(N * numColors, nullptr);
-  std::vector<int32_t> channelOf(N * numColors, -1);
+  channelOf.assign(N * numColors, -1);
   for (size_t c = 0; c < p.channels.size(); ++c)
     for (const Route &r : p.channels[c].routes)
       for (int64_t y = r.cores.y.lo; y <= r.cores.y.hi; y += r.cores.y.step)
-        for (int64_t x = r.cores.x.lo; x <= r.cores.x.hi;
-             x += r.cores.x.step) {
+        for (int64_t x = r.cores.x.lo; x <= r.cores.x.hi; x += r.cores.x.step) {
           int64_t slot = (y * W + x) * numColors + r.color;
           if (routeAt[slot])
             return err(formatv("route conflict: core ({0},{1}) color {2} is "
@@ -369,20 +409,19 @@ Error Emulator::placeInputs(const NDArrayMap &inputs) {
         return err(formatv("input '{0}' has dtype {1}, expected float32",
                            in.name, a.dtype));
       if (int64_t(a.data.size()) != a.elements())
-        return err(formatv("input '{0}' has {1} values for shape {2}",
-                           in.name, a.data.size(), shapeText(a.shape)));
+        return err(formatv("input '{0}' has {1} values for shape {2}", in.name,
+                           a.data.size(), shapeText(a.shape)));
       source = &a.data;
     }
     // The source index of every placed element, shared by all replicas.
     for (int64_t id = 0; id < N; ++id) {
       ExprEnv e = env(int32_t(id));
       float *dst = storage(int32_t(id), in.buffer);
-      forEachLocalElement(in.shape, in.layout, H, W, e.lx, e.ly,
-                          [&](int64_t local, int64_t global) {
-                            dst[local] = global < 0
-                                             ? 0.0f
-                                             : (*source)[sourceIndex(in, global)];
-                          });
+      forEachLocalElement(
+          in.shape, in.layout, H, W, e.lx, e.ly,
+          [&](int64_t local, int64_t global) {
+            dst[local] = global < 0 ? 0.0f : (*source)[sourceIndex(in, global)];
+          });
     }
   }
   return Error::success();
@@ -393,11 +432,14 @@ Error Emulator::placeInputs(const NDArrayMap &inputs) {
 //===----------------------------------------------------------------------===//
 
 int32_t Emulator::channelColor(int32_t id, int32_t channel, bool send) const {
-  int64_t x = id % W, y = id / W;
-  for (const Route &r : p.channels[channel].routes)
-    if (r.cores.contains(x, y) &&
-        (send ? r.in == Dir::Ramp : (r.outMask & dirBit(Dir::Ramp)) != 0))
-      return r.color;
+  // A core has at most numColors rules, however many routes the channel has.
+  for (int32_t color = 0; color < numColors; ++color) {
+    int64_t slot = int64_t(id) * numColors + color;
+    const Route *r = routeAt[slot];
+    if (r && channelOf[slot] == channel &&
+        (send ? r->in == Dir::Ramp : (r->outMask & dirBit(Dir::Ramp)) != 0))
+      return color;
+  }
   return -1;
 }
 
@@ -416,7 +458,9 @@ void Emulator::runCore(int32_t id, int64_t batchTime) {
 /// Executes one op; false when the core must stop for this batch.
 bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
   // A write must wait until the sends reading the storage have left.
-  auto startWrite = [&](int32_t buf) { c.time = std::max(c.time, busy(id, buf)); };
+  auto startWrite = [&](int32_t buf) {
+    c.time = std::max(c.time, busy(id, buf));
+  };
   auto kernel = [&](int64_t work) {
     int64_t cycles = cost(work);
     c.time += cycles;
@@ -482,9 +526,9 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                   "' but the channel has no route starting at this core");
     int64_t count = p.buffers[op.out].elements;
     const float *src = storage(id, op.out);
-    c.outbox = Outgoing{c.time, color, slotOf[int64_t(id) * nb + op.out],
-                        std::make_shared<const std::vector<float>>(
-                            src, src + count)};
+    c.outbox =
+        Outgoing{c.time, color, slotOf[int64_t(id) * nb + op.out],
+                 std::make_shared<const std::vector<float>>(src, src + count)};
     c.words += count;
     c.messages += 1;
     c.time += 1; // issue; the transfer itself overlaps what follows
@@ -515,8 +559,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                           "elements got a message of {3}",
                           p.channels[op.channel].name, p.buffers[op.out].name,
                           count, msg.data->size()));
-    c.time = std::max({c.time, msg.arrival, busy(id, op.out)}) +
-             t.relayCycles;
+    c.time = std::max({c.time, msg.arrival, busy(id, op.out)}) + t.relayCycles;
     std::copy(msg.data->begin(), msg.data->end(), storage(id, op.out));
     break;
   }
@@ -603,8 +646,8 @@ Error Emulator::commitSend(int32_t src, Outgoing &o) {
       int64_t linkStart = std::max(h.time, link);
       link = linkStart + occ;
       linkWords += words;
-      work.push_back({int32_t(ny * W + nx), opposite(d),
-                      linkStart + t.hopCycles});
+      work.push_back(
+          {int32_t(ny * W + nx), opposite(d), linkStart + t.hopCycles});
     }
     if (r->outMask & dirBit(Dir::Ramp)) {
       int64_t rampStart = std::max(h.time, hp.rampIn);
@@ -631,12 +674,12 @@ Error Emulator::deadlock() const {
     if (c.status != Status::Blocked)
       continue;
     if (++waiting <= 4)
-      examples += formatv("{0}{1} on channel '{2}' color {3}",
-                          waiting > 1 ? "; " : "", coreName(id),
-                          p.channels[c.waitChannel].name, c.waitColor);
+      examples +=
+          formatv("{0}{1} on channel '{2}' color {3}", waiting > 1 ? "; " : "",
+                  coreName(id), p.channels[c.waitChannel].name, c.waitColor);
   }
-  return err(formatv("deadlock: {0} cores wait forever, e.g. {1}", waiting,
-                     examples));
+  return err(
+      formatv("deadlock: {0} cores wait forever, e.g. {1}", waiting, examples));
 }
 
 Error Emulator::simulate() {
@@ -790,8 +833,7 @@ Expected<RunResult> Emulator::run(const NDArrayMap &inputs) {
 
 } // namespace
 
-Expected<RunResult> runProgram(const Program &program,
-                               const NDArrayMap &inputs,
+Expected<RunResult> runProgram(const Program &program, const NDArrayMap &inputs,
                                const EmulatorOptions &options) {
   return Emulator(program, options).run(inputs);
 }

@@ -9,6 +9,7 @@
 #include "wafer/Runtime/Expr.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
@@ -20,7 +21,19 @@ namespace wafer::rt {
 enum class Var : uint8_t { X, Y, LX, LY, W, H };
 
 enum class BinOp : uint8_t {
-  Add, Sub, Mul, Div, Rem, Eq, Ne, Lt, Le, Gt, Ge, And, Or
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or
 };
 
 struct Expr::Node {
@@ -58,6 +71,13 @@ public:
   explicit Parser(StringRef text) : text(text) {}
 
   Expected<NodePtr> parseAll() {
+    // Bounds on length and nesting keep the recursive parser, evaluator and
+    // destructor well within the stack for any input.
+    if (text.size() > kMaxLength)
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("expression '{0}...': longer than {1} characters",
+                  text.take_front(20), kMaxLength));
     NodePtr root = parseBinary(0);
     if (root) {
       skipSpace();
@@ -79,10 +99,10 @@ private:
   };
   // Longer spellings first so that "<=" is not read as "<".
   static constexpr OpInfo kOps[] = {
-      {"||", BinOp::Or, 0},  {"&&", BinOp::And, 1}, {"==", BinOp::Eq, 2},
-      {"!=", BinOp::Ne, 2},  {"<=", BinOp::Le, 3},  {">=", BinOp::Ge, 3},
-      {"<", BinOp::Lt, 3},   {">", BinOp::Gt, 3},   {"+", BinOp::Add, 4},
-      {"-", BinOp::Sub, 4},  {"*", BinOp::Mul, 5},  {"/", BinOp::Div, 5},
+      {"||", BinOp::Or, 0}, {"&&", BinOp::And, 1}, {"==", BinOp::Eq, 2},
+      {"!=", BinOp::Ne, 2}, {"<=", BinOp::Le, 3},  {">=", BinOp::Ge, 3},
+      {"<", BinOp::Lt, 3},  {">", BinOp::Gt, 3},   {"+", BinOp::Add, 4},
+      {"-", BinOp::Sub, 4}, {"*", BinOp::Mul, 5},  {"/", BinOp::Div, 5},
       {"%", BinOp::Rem, 5}};
   static constexpr int kUnaryLevel = 6;
 
@@ -126,8 +146,11 @@ private:
     skipSpace();
     if (pos < text.size() && (text[pos] == '-' || text[pos] == '!')) {
       Node::Kind kind = text[pos] == '-' ? Node::Kind::Neg : Node::Kind::Not;
+      if (!enter())
+        return nullptr;
       ++pos;
       NodePtr operand = parseUnary();
+      --depth;
       return operand ? makeUnary(kind, std::move(operand)) : nullptr;
     }
     return parsePrimary();
@@ -141,8 +164,11 @@ private:
     }
     char c = text[pos];
     if (c == '(') {
+      if (!enter())
+        return nullptr;
       ++pos;
       NodePtr inner = parseBinary(0);
+      --depth;
       if (!inner)
         return nullptr;
       skipSpace();
@@ -170,13 +196,14 @@ private:
       while (pos < text.size() && (isAlnum(text[pos]) || text[pos] == '_'))
         ++pos;
       StringRef name = text.slice(start, pos);
-      std::optional<Var> var;
-      if (name == "x") var = Var::X;
-      else if (name == "y") var = Var::Y;
-      else if (name == "lx") var = Var::LX;
-      else if (name == "ly") var = Var::LY;
-      else if (name == "W") var = Var::W;
-      else if (name == "H") var = Var::H;
+      std::optional<Var> var = StringSwitch<std::optional<Var>>(name)
+                                   .Case("x", Var::X)
+                                   .Case("y", Var::Y)
+                                   .Case("lx", Var::LX)
+                                   .Case("ly", Var::LY)
+                                   .Case("W", Var::W)
+                                   .Case("H", Var::H)
+                                   .Default(std::nullopt);
       if (!var) {
         pos = start;
         fail(formatv("unknown variable '{0}' (known: x y lx ly W H)", name));
@@ -191,15 +218,32 @@ private:
     return nullptr;
   }
 
+  /// Counts one more level of parentheses or prefix operators.
+  bool enter() {
+    if (++depth <= kMaxDepth)
+      return true;
+    fail(formatv("nested deeper than {0} levels", kMaxDepth));
+    return false;
+  }
+
+  static constexpr size_t kMaxLength = 4096;
+  static constexpr int kMaxDepth = 64;
   StringRef text;
   size_t pos = 0;
+  int depth = 0;
   std::string error;
   size_t errorPos = 0;
 };
 
-int64_t wrapAdd(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
-int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+int64_t wrapSub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
 
 /// Evaluates without allocating; returns false on division by zero.
 bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
@@ -209,12 +253,24 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     return true;
   case Node::Kind::Variable:
     switch (n.var) {
-    case Var::X: out = env.x; break;
-    case Var::Y: out = env.y; break;
-    case Var::LX: out = env.lx; break;
-    case Var::LY: out = env.ly; break;
-    case Var::W: out = env.W; break;
-    case Var::H: out = env.H; break;
+    case Var::X:
+      out = env.x;
+      break;
+    case Var::Y:
+      out = env.y;
+      break;
+    case Var::LX:
+      out = env.lx;
+      break;
+    case Var::LY:
+      out = env.ly;
+      break;
+    case Var::W:
+      out = env.W;
+      break;
+    case Var::H:
+      out = env.H;
+      break;
     }
     return true;
   case Node::Kind::Neg:
@@ -245,9 +301,15 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
   if (!eval(*n.rhs, env, b))
     return false;
   switch (n.op) {
-  case BinOp::Add: out = wrapAdd(a, b); break;
-  case BinOp::Sub: out = wrapSub(a, b); break;
-  case BinOp::Mul: out = wrapMul(a, b); break;
+  case BinOp::Add:
+    out = wrapAdd(a, b);
+    break;
+  case BinOp::Sub:
+    out = wrapSub(a, b);
+    break;
+  case BinOp::Mul:
+    out = wrapMul(a, b);
+    break;
   case BinOp::Div:
   case BinOp::Rem:
     if (b == 0)
@@ -258,14 +320,28 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     else
       out = n.op == BinOp::Div ? a / b : a % b;
     break;
-  case BinOp::Eq: out = a == b; break;
-  case BinOp::Ne: out = a != b; break;
-  case BinOp::Lt: out = a < b; break;
-  case BinOp::Le: out = a <= b; break;
-  case BinOp::Gt: out = a > b; break;
-  case BinOp::Ge: out = a >= b; break;
+  case BinOp::Eq:
+    out = a == b;
+    break;
+  case BinOp::Ne:
+    out = a != b;
+    break;
+  case BinOp::Lt:
+    out = a < b;
+    break;
+  case BinOp::Le:
+    out = a <= b;
+    break;
+  case BinOp::Gt:
+    out = a > b;
+    break;
+  case BinOp::Ge:
+    out = a >= b;
+    break;
   case BinOp::And:
-  case BinOp::Or: out = b != 0; break;
+  case BinOp::Or:
+    out = b != 0;
+    break;
   }
   return true;
 }

@@ -129,11 +129,16 @@ struct Rule {
 
 Dir opposite(Dir d) {
   switch (d) {
-  case Dir::North: return Dir::South;
-  case Dir::South: return Dir::North;
-  case Dir::East: return Dir::West;
-  case Dir::West: return Dir::East;
-  case Dir::Ramp: return Dir::Ramp;
+  case Dir::North:
+    return Dir::South;
+  case Dir::South:
+    return Dir::North;
+  case Dir::East:
+    return Dir::West;
+  case Dir::West:
+    return Dir::East;
+  case Dir::Ramp:
+    return Dir::Ramp;
   }
   return Dir::Ramp;
 }

@@ -9,11 +9,11 @@ namespace {
 
 /// How one tensor dimension maps onto the local buffer of one core.
 struct DimPlacement {
-  int64_t size = 0;  // shape_d
-  int64_t slots = 1; // blocks / G
-  int64_t tile = 0;  // ceil(shape_d / blocks)
+  int64_t size = 0;   // shape_d
+  int64_t slots = 1;  // blocks / G
+  int64_t tile = 0;   // ceil(shape_d / blocks)
   int64_t extent = 1; // G: grid extent of the axis (1 when kept whole)
-  int64_t pos = 0;   // the core's logical position on that axis
+  int64_t pos = 0;    // the core's logical position on that axis
 };
 
 llvm::SmallVector<DimPlacement, 4>

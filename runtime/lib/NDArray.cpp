@@ -10,8 +10,8 @@
 #include "wafer/Runtime/NDArray.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/bit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,16 +43,11 @@ constexpr size_t kCentralHeaderSize = 46;
 constexpr size_t kEndOfCentralDirSize = 22;
 constexpr char kNpyMagic[] = "\x93NUMPY";
 
-uint16_t read16(const char *p) {
-  return support::endian::read16le(p);
-}
-uint32_t read32(const char *p) {
-  return support::endian::read32le(p);
-}
+uint16_t read16(const char *p) { return support::endian::read16le(p); }
+uint32_t read32(const char *p) { return support::endian::read32le(p); }
 
 Error fail(StringRef path, const Twine &what) {
-  return createStringError(inconvertibleErrorCode(),
-                           "'" + path + "': " + what);
+  return createStringError(inconvertibleErrorCode(), "'" + path + "': " + what);
 }
 
 Error failMember(StringRef path, StringRef member, const Twine &what) {
@@ -114,9 +109,9 @@ struct DTypeInfo {
   StringRef descr, name;
   size_t size;
 };
-constexpr DTypeInfo kDTypes[] = {
-    {"<f4", "float32", 4}, {"<f2", "float16", 2}, {"<f8", "float64", 8},
-    {"<i8", "int64", 8},   {"<i4", "int32", 4},   {"|b1", "bool", 1}};
+constexpr DTypeInfo kDTypes[] = {{"<f4", "float32", 4}, {"<f2", "float16", 2},
+                                 {"<f8", "float64", 8}, {"<i8", "int64", 8},
+                                 {"<i4", "int32", 4},   {"|b1", "bool", 1}};
 
 float decodeElement(const DTypeInfo &t, const char *p) {
   switch (t.size) {
@@ -136,8 +131,7 @@ float decodeElement(const DTypeInfo &t, const char *p) {
   }
 }
 
-Expected<NDArray> parseNpy(StringRef bytes, StringRef path,
-                           StringRef member) {
+Expected<NDArray> parseNpy(StringRef bytes, StringRef path, StringRef member) {
   auto bad = [&](const Twine &what) { return failMember(path, member, what); };
   if (!bytes.starts_with(StringRef(kNpyMagic, 6)) || bytes.size() < 10)
     return bad("not a .npy array (missing the \\x93NUMPY magic)");
@@ -164,8 +158,8 @@ Expected<NDArray> parseNpy(StringRef bytes, StringRef path,
   std::optional<StringRef> shapeText = headerValue(header, "shape");
   if (!descr || !fortran || !shapeText)
     return bad("malformed .npy header '" + header.rtrim() + "'");
-  const DTypeInfo *type = find_if(
-      kDTypes, [&](const DTypeInfo &t) { return t.descr == *descr; });
+  const DTypeInfo *type =
+      find_if(kDTypes, [&](const DTypeInfo &t) { return t.descr == *descr; });
   if (type == std::end(kDTypes))
     return bad("unsupported dtype '" + *descr +
                "' (supported: <f4 <f2 <f8 <i8 <i4 |b1)");
@@ -297,13 +291,12 @@ Expected<NDArrayMap> readNpz(StringRef path) {
       inflated = std::move(*out);
       content = inflated;
     } else {
-      return failMember(path, name,
-                        formatv("unsupported zip compression method {0}",
-                                method));
+      return failMember(
+          path, name,
+          formatv("unsupported zip compression method {0}", method));
     }
-    uLong actualCrc =
-        crc32(0, reinterpret_cast<const Bytef *>(content.data()),
-              uInt(content.size()));
+    uLong actualCrc = crc32(0, reinterpret_cast<const Bytef *>(content.data()),
+                            uInt(content.size()));
     if (actualCrc != crc)
       return failMember(path, name, "CRC mismatch (corrupt data)");
 
@@ -325,8 +318,8 @@ std::string encodeNpy(const NDArray &a) {
   if (a.shape.size() == 1)
     shape += ",";
   shape += ")";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                       shape + ", }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
@@ -379,10 +372,10 @@ Error writeNpz(StringRef path, const NDArrayMap &arrays) {
                            uInt(npy.size())));
     raw_string_ostream os(body);
     put32(os, kLocalHeaderSig);
-    put16(os, 20); // version needed: 2.0
-    put16(os, 0);  // flags
-    put16(os, 0);  // method: stored
-    put16(os, 0);  // time
+    put16(os, 20);   // version needed: 2.0
+    put16(os, 0);    // flags
+    put16(os, 0);    // method: stored
+    put16(os, 0);    // time
     put16(os, 0x21); // date: 1980-01-01
     put32(os, m.crc);
     put32(os, m.size);

@@ -27,7 +27,8 @@ Target makeWse2() {
   // in use (SDK: dim_x >= 7 + width, dim_y >= 2 + height on 757 x 996).
   t.fabricWidth = 750;
   t.fabricHeight = 994;
-  // The design clock WaferLLM converts cycles with (vendor scripts use 850 MHz).
+  // The design clock WaferLLM converts cycles with (vendor scripts use 850
+  // MHz).
   t.clockHz = 1.1e9;
   t.sramBytes = 48 * 1024;
   t.routesPerCore = 24;
@@ -57,9 +58,8 @@ Target makeWse3() {
 }
 
 Error fieldError(StringRef field, StringRef what) {
-  return createStringError(inconvertibleErrorCode(), "target field '" +
-                                                         field + "' must be " +
-                                                         what);
+  return createStringError(inconvertibleErrorCode(),
+                           "target field '" + field + "' must be " + what);
 }
 
 Error prefixed(StringRef origin, Error err) {
@@ -142,9 +142,8 @@ Expected<Target> getPresetTarget(StringRef name) {
   if (name == "wse3")
     return makeWse3();
   return createStringError(inconvertibleErrorCode(),
-                           "unknown target preset '" + name +
-                               "' (known: " + join(presetTargetNames(), ", ") +
-                               ")");
+                           "unknown target preset '" + name + "' (known: " +
+                               join(presetTargetNames(), ", ") + ")");
 }
 
 Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {

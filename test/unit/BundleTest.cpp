@@ -103,8 +103,7 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
   EXPECT_EQ(errorOf(deserializeBundle("not a bundle", "junk")),
             "junk: not a wafer bundle (no 'WAFB' identifier)");
   for (size_t keep = 0; keep < good.size(); keep += 7)
-    EXPECT_NE(errorOf(deserializeBundle(view(good.substr(0, keep)), "cut")),
-              "")
+    EXPECT_NE(errorOf(deserializeBundle(view(good.substr(0, keep)), "cut")), "")
         << keep;
   // Flip every byte in turn: each result is a program or an error.
   for (size_t i = 0; i < good.size(); ++i) {
@@ -120,23 +119,23 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
   Program other = richProgram();
   other.version = kBundleVersion + 1;
   std::vector<uint8_t> v = serializeBundle(other);
-  EXPECT_EQ(errorOf(deserializeBundle(
-                llvm::StringRef(reinterpret_cast<const char *>(v.data()),
-                                v.size()),
-                "v2")),
-            "v2: bundle version 2, this runtime reads version 1");
+  EXPECT_EQ(
+      errorOf(deserializeBundle(
+          llvm::StringRef(reinterpret_cast<const char *>(v.data()), v.size()),
+          "v2")),
+      "v2: bundle version 2, this runtime reads version 1");
 }
 
 TEST(Bundle, IndicesAreCheckedOnRead) {
   Program p = richProgram();
   p.roles[0].body.push_back(instr(Opcode::Zero, {17}));
   std::vector<uint8_t> v = serializeBundle(p);
-  EXPECT_EQ(errorOf(deserializeBundle(
-                llvm::StringRef(reinterpret_cast<const char *>(v.data()),
-                                v.size()),
-                "b")),
-            "b: role 'all' instruction 7 (zero): buffer index 17 out of range "
-            "(6 buffers)");
+  EXPECT_EQ(
+      errorOf(deserializeBundle(
+          llvm::StringRef(reinterpret_cast<const char *>(v.data()), v.size()),
+          "b")),
+      "b: role 'all' instruction 7 (zero): buffer index 17 out of range "
+      "(6 buffers)");
 }
 
 TEST(Bundle, ValidationErrors) {

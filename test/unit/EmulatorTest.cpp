@@ -85,14 +85,13 @@ Program relayProgram() {
   p.gridHeight = 1;
   p.gridWidth = 4;
   p.buffers = {{"a", 4, DType::F32, 0}};
-  p.channels = {
-      {"first",
-       {route(0, 0, 0, Dir::Ramp, {Dir::East}),
-        route(0, 1, 0, Dir::West, {Dir::East}),
-        route(0, 2, 0, Dir::West, {Dir::Ramp})}},
-      {"second",
-       {route(1, 2, 0, Dir::Ramp, {Dir::East}),
-        route(1, 3, 0, Dir::West, {Dir::Ramp})}}};
+  p.channels = {{"first",
+                 {route(0, 0, 0, Dir::Ramp, {Dir::East}),
+                  route(0, 1, 0, Dir::West, {Dir::East}),
+                  route(0, 2, 0, Dir::West, {Dir::Ramp})}},
+                {"second",
+                 {route(1, 2, 0, Dir::Ramp, {Dir::East}),
+                  route(1, 3, 0, Dir::West, {Dir::Ramp})}}};
   Instr relay = instr(Opcode::Relay, {0}, 0);
   relay.channel2 = 1;
   p.roles = {{"source", {{0, 0, 1}, {0, 0, 1}}, {instr(Opcode::Send, {0}, 0)}},
@@ -163,7 +162,7 @@ TEST(Emulator, RoutingErrors) {
             "message on color 0 from (0,0) arrives at (1,0) from west but its "
             "route expects north");
   p = relayProgram();
-  p.channels[1].routes[1].outMask = dirBit(Dir::East);
+  p.channels[1].routes[1].outMask = dirBit(Dir::East) | dirBit(Dir::Ramp);
   EXPECT_EQ(runError(p, iotaInput("x", {16})),
             "message on color 1 from (2,0) leaves the grid at (3,0) going "
             "east");
@@ -222,14 +221,14 @@ Program shiftGemmProgram(int64_t n, int64_t steps) {
                 ringShiftChannel("by", Axis::Y, n, n, true, 4)};
   Instr gemm = instr(Opcode::GemmTile, {2, 0, 1});
   gemm.m = gemm.k = gemm.n = 4;
-  p.roles = {{"all",
-              wholeGrid(n, n),
-              {repeat(std::to_string(steps),
-                      {instr(Opcode::Send, {0}, 0), instr(Opcode::Send, {1}, 1),
-                       gemm, instr(Opcode::Recv, {3}, 0),
-                       instr(Opcode::Recv, {4}, 1), instr(Opcode::Swap, {0, 3}),
-                       instr(Opcode::Swap, {1, 4})}),
-               mark(0)}}};
+  p.roles = {
+      {"all",
+       wholeGrid(n, n),
+       {repeat(std::to_string(steps),
+               {instr(Opcode::Send, {0}, 0), instr(Opcode::Send, {1}, 1), gemm,
+                instr(Opcode::Recv, {3}, 0), instr(Opcode::Recv, {4}, 1),
+                instr(Opcode::Swap, {0, 3}), instr(Opcode::Swap, {1, 4})}),
+        mark(0)}}};
   for (auto [name, buf] : {std::pair("A", 0), std::pair("B", 1)}) {
     HostTensor t;
     t.name = name;
@@ -253,9 +252,9 @@ TEST(Emulator, ThreadsDoNotChangeResultsOrCycles) {
   in.merge(iotaInput("B", {64, 64}));
   auto start = std::chrono::steady_clock::now();
   RunResult one = run(p, in, 1);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   RunResult two = run(p, in, 2);
   RunResult four = run(p, in, 4);
   ASSERT_EQ(one.outputs.count("C"), 1u);

@@ -1,7 +1,6 @@
 //===- ExprTest.cpp - Coordinate expressions ------------------------------===//
 #include "wafer/Runtime/Expr.h"
 
-
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>
@@ -70,8 +69,7 @@ TEST(Expr, ShortCircuitAvoidsDivisionByZero) {
 
 TEST(Expr, DivisionByZeroIsAnError) {
   Expr e = llvm::cantFail(Expr::parse("W / x"));
-  EXPECT_EQ(errorOf(e.evaluate({})),
-            "expression 'W / x': division by zero");
+  EXPECT_EQ(errorOf(e.evaluate({})), "expression 'W / x': division by zero");
   Expr r = llvm::cantFail(Expr::parse("1 % x"));
   EXPECT_NE(errorOf(r.evaluate({})), "");
 }
@@ -84,8 +82,9 @@ TEST(Expr, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parseError("x + z"),
             "expression 'x + z': unknown variable 'z' (known: x y lx ly W H) "
             "at column 5");
-  EXPECT_EQ(parseError("x 1"),
-            "expression 'x 1': unexpected '1' after the expression at column 3");
+  EXPECT_EQ(
+      parseError("x 1"),
+      "expression 'x 1': unexpected '1' after the expression at column 3");
   EXPECT_EQ(parseError("x # 2"),
             "expression 'x # 2': unexpected '#' after the expression at "
             "column 3");
@@ -96,6 +95,21 @@ TEST(Expr, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parseError("99999999999999999999"),
             "expression '99999999999999999999': integer literal out of range "
             "at column 1");
+}
+
+TEST(Expr, HostileInputIsBounded) {
+  std::string deep(100, '(');
+  EXPECT_EQ(parseError(deep + "1"), "expression '" + deep +
+                                        "1': nested deeper than 64 levels at "
+                                        "column 65");
+  EXPECT_NE(parseError(std::string(3000, '-') + "1"), "");
+  std::string chain = "1";
+  for (int i = 0; i < 3000; ++i)
+    chain += "+1";
+  EXPECT_EQ(parseError(chain),
+            "expression '1+1+1+1+1+1+1+1+1+1+...': longer than 4096 "
+            "characters");
+  EXPECT_EQ(eval(chain.substr(0, 4001)), 2001);
 }
 
 TEST(Expr, CopiesShareTheParsedTree) {

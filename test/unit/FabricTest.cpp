@@ -165,8 +165,7 @@ TEST(Routes, RingShiftUsesThreeColorsAndConstantRules) {
       ASSERT_LE(maxColorsPerIndex(paths, colors, n), numColors);
       if (!interleaved)
         continue;
-      size_t rules =
-          buildRoutes(paths, colors, Axis::X, 4, n, 0).size();
+      size_t rules = buildRoutes(paths, colors, Axis::X, 4, n, 0).size();
       if (n == 16)
         rulesAt16 = rules;
       if (n >= 16) {
@@ -198,8 +197,7 @@ TEST(Routes, ReconstructedPathsReachExactlyTheirDestinations) {
 }
 
 TEST(Routes, MulticastDropsAtIntermediateDestinations) {
-  std::vector<Route> routes =
-      buildRoutes({{1, {2, 4}}}, {0}, Axis::X, 1, 5, 0);
+  std::vector<Route> routes = buildRoutes({{1, {2, 4}}}, {0}, Axis::X, 1, 5, 0);
   std::map<int64_t, std::pair<Dir, uint8_t>> byX;
   for (const Route &r : routes)
     for (int64_t x = r.cores.x.lo; x <= r.cores.x.hi; x += r.cores.x.step)

@@ -39,8 +39,8 @@ protected:
   /// Runs Debian's python (which sees numpy) on a script; false when it is
   /// unavailable, so the numpy cross-checks can be skipped.
   bool python(const std::string &script) {
-    llvm::ErrorOr<std::string> exe = llvm::sys::findProgramByName(
-        "python3", {"/usr/bin"});
+    llvm::ErrorOr<std::string> exe =
+        llvm::sys::findProgramByName("python3", {"/usr/bin"});
     if (!exe)
       return false;
     std::string path = file("script.py");
@@ -88,7 +88,9 @@ TEST_F(Npz, NumpyReadsWhatWeWrite) {
   ASSERT_EQ(errorOf(writeNpz(file("ours.npz"), in)), "");
   if (!python("import sys\n"
               "try:\n  import numpy as np\nexcept ImportError:\n  sys.exit(3)\n"
-              "d = np.load('" + file("ours.npz") + "')\n"
+              "d = np.load('" +
+              file("ours.npz") +
+              "')\n"
               "assert d['w'].dtype == np.float32 and d['w'].shape == (2, 2)\n"
               "assert d['w'].tolist() == [[1.5, -2.0], [3.0, 4.0]]\n"
               "assert d['s'].shape == () and float(d['s']) == 7.0\n"))
@@ -106,8 +108,11 @@ TEST_F(Npz, ReadsWhatNumpyWrites) {
       "  i4=np.array([3], dtype=np.int32),\n"
       "  b1=np.array([True, False]),\n"
       "  sc=np.float32(2.5))\n"
-      "np.savez('" + file("plain.npz") + "', **arrays)\n"
-      "np.savez_compressed('" + file("packed.npz") + "', **arrays)\n";
+      "np.savez('" +
+      file("plain.npz") +
+      "', **arrays)\n"
+      "np.savez_compressed('" +
+      file("packed.npz") + "', **arrays)\n";
   if (!python(script))
     GTEST_SKIP() << "no numpy under /usr/bin/python3";
   for (const char *name : {"plain.npz", "packed.npz"}) {
@@ -170,11 +175,15 @@ TEST_F(Npz, RejectsForeignMembersAndFortranOrder) {
   std::string script =
       "import sys, zipfile\n"
       "try:\n  import numpy as np\nexcept ImportError:\n  sys.exit(3)\n"
-      "with zipfile.ZipFile('" + file("txt.npz") + "', 'w') as z:\n"
+      "with zipfile.ZipFile('" +
+      file("txt.npz") +
+      "', 'w') as z:\n"
       "  z.writestr('notes.txt', 'hi')\n"
-      "np.savez('" + file("fortran.npz") +
+      "np.savez('" +
+      file("fortran.npz") +
       "', m=np.asfortranarray(np.ones((2, 3), dtype=np.float32)))\n"
-      "np.savez('" + file("u8.npz") + "', m=np.ones(3, dtype=np.uint8))\n";
+      "np.savez('" +
+      file("u8.npz") + "', m=np.ones(3, dtype=np.uint8))\n";
   if (!python(script))
     GTEST_SKIP() << "no numpy under /usr/bin/python3";
   EXPECT_EQ(errorOf(readNpz(file("txt.npz"))),

@@ -62,20 +62,24 @@ TEST(Target, BaseWithOverrides) {
 }
 
 TEST(Target, Errors) {
-  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": -4})", "t.json")),
-            "t.json: target field 'sram_bytes' must be a positive integer");
-  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": "big"})", "t.json")),
+  EXPECT_EQ(
+      errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": -4})", "t.json")),
+      "t.json: target field 'sram_bytes' must be a positive integer");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": "big"})",
+                                "t.json")),
             "t.json: target field 'sram_bytes' must be a positive integer");
   EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "colour": 3})", "t.json")),
             "t.json: unknown target field 'colour'");
-  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "macs_per_cycle": {"f8": 3}})",
-                  "t.json")),
+  EXPECT_EQ(errorOf(parseTarget(
+                R"({"base": "wse2", "macs_per_cycle": {"f8": 3}})", "t.json")),
             "t.json: unknown target field 'macs_per_cycle.f8'");
-  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "fabric": "10by12"})", "t.json")),
-            "t.json: target field 'fabric' must be \"WxH\" or "
-                        "[W, H] with positive integers");
-  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "clock_hz": 0})", "t.json")),
-            "t.json: target field 'clock_hz' must be a positive number");
+  EXPECT_EQ(
+      errorOf(parseTarget(R"({"base": "wse2", "fabric": "10by12"})", "t.json")),
+      "t.json: target field 'fabric' must be \"WxH\" or "
+      "[W, H] with positive integers");
+  EXPECT_EQ(
+      errorOf(parseTarget(R"({"base": "wse2", "clock_hz": 0})", "t.json")),
+      "t.json: target field 'clock_hz' must be a positive number");
   // Without a base every field is needed.
   EXPECT_EQ(errorOf(parseTarget(R"({"name": "x", "fabric": "4x4"})", "t.json")),
             "t.json: target field 'sram_bytes' must be a positive integer");
@@ -99,9 +103,9 @@ TEST(Target, LoadPresetOrFile) {
   llvm::sys::fs::remove(path);
   llvm::Expected<Target> missing = loadTarget("/nonexistent/target.json");
   ASSERT_FALSE(bool(missing));
-  EXPECT_NE(llvm::toString(missing.takeError())
-                .find("/nonexistent/target.json"),
-            std::string::npos);
+  EXPECT_NE(
+      llvm::toString(missing.takeError()).find("/nonexistent/target.json"),
+      std::string::npos);
 }
 
 } // namespace

@@ -51,14 +51,12 @@ inline Instr mark(int64_t op) {
 /// A channel whose routes carry a logical ring shift (l -> l - 1) along
 /// `axis` on every row or column of the grid.
 inline Channel ringShiftChannel(std::string name, Axis axis, int64_t h,
-                                int64_t w, bool interleave,
-                                int32_t baseColor) {
+                                int64_t w, bool interleave, int32_t baseColor) {
   int64_t n = axis == Axis::X ? w : h;
   std::vector<LinePath> paths = ringShiftPaths(n, interleave);
   int32_t numColors = 0;
   std::vector<int32_t> colors = colorLinePaths(paths, numColors);
-  return {std::move(name),
-          buildRoutes(paths, colors, axis, h, w, baseColor)};
+  return {std::move(name), buildRoutes(paths, colors, axis, h, w, baseColor)};
 }
 
 /// Each core holds one element x[ly][lx] of an h x w input, shifts it one
@@ -77,11 +75,11 @@ inline Program ringShiftProgram(int64_t h, int64_t w, bool interleave) {
                                         /*baseColor=*/0));
   p.channels.push_back(ringShiftChannel("shift_y", Axis::Y, h, w, interleave,
                                         /*baseColor=*/4));
-  p.roles.push_back({"all",
-                     wholeGrid(h, w),
-                     {instr(Opcode::Send, {0}, 0), instr(Opcode::Recv, {1}, 0),
-                      mark(0), instr(Opcode::Send, {1}, 1),
-                      instr(Opcode::Recv, {2}, 1), mark(1)}});
+  p.roles.push_back(
+      {"all",
+       wholeGrid(h, w),
+       {instr(Opcode::Send, {0}, 0), instr(Opcode::Recv, {1}, 0), mark(0),
+        instr(Opcode::Send, {1}, 1), instr(Opcode::Recv, {2}, 1), mark(1)}});
   std::vector<LayoutDim> layout = {{Axis::Y, h}, {Axis::X, w}};
   HostTensor in;
   in.name = "x";

@@ -1,0 +1,33 @@
+// RUN: wafer-opt %s | FileCheck %s
+// RUN: wafer-opt %s | wafer-opt | FileCheck %s
+
+// CHECK: module attributes {mesh.grid = #mesh.grid<5x7>, mesh.target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994
+module attributes {mesh.grid = #mesh.grid<5x7>,
+    mesh.target = #mesh.target<name = "wse2", fabric_width = 750,
+      fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152,
+      routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
+      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  func.func @main(%x: tensor<37x50xf32>, %v: tensor<1x50xf32>) -> (tensor<37x29xf32>, tensor<1x29xf32>) {
+    %w = tfm.weight "w" from "m.onnx" : tensor<29x50xf32>
+    // CHECK: mesh.distribute %{{.*}} : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
+    %a = mesh.distribute %x : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
+    // CHECK: mesh.distribute %{{.*}} {permutation = array<i64: 1, 0>}
+    %b = mesh.distribute %w {permutation = array<i64: 1, 0>} : tensor<29x50xf32> -> tensor<50x29xf32, #mesh.layout<[y:35, x:7], interleave>>
+    // CHECK: mesh.gemm %{{.*}}, %{{.*}} {algorithm = #mesh.gemm_algorithm<meshgemm>, colors = array<i32: 0, 4>}
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>, colors = array<i32: 0, 4>}
+        : tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>, tensor<50x29xf32, #mesh.layout<[y:35, x:7], interleave>>
+       -> tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
+    // CHECK: mesh.map <add> %{{.*}}, %{{.*}} : tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
+    %d = mesh.map <add> %c, %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
+    // CHECK: mesh.collect %{{.*}} : tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>> -> tensor<37x29xf32>
+    %y = mesh.collect %d : tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>> -> tensor<37x29xf32>
+    %vx = mesh.distribute %v : tensor<1x50xf32> -> tensor<1x50xf32, #mesh.layout<[*, y:5]>>
+    %wt = mesh.distribute %w {permutation = array<i64: 1, 0>} : tensor<29x50xf32> -> tensor<50x29xf32, #mesh.layout<[y:5, x:7]>>
+    // CHECK: mesh.gemv %{{.*}}, %{{.*}} {allreduce = #mesh.ktree<2>}
+    %g = mesh.gemv %vx, %wt {allreduce = #mesh.ktree<2>}
+        : tensor<1x50xf32, #mesh.layout<[*, y:5]>>, tensor<50x29xf32, #mesh.layout<[y:5, x:7]>>
+       -> tensor<1x29xf32, #mesh.layout<[*, x:7]>>
+    %z = mesh.collect %g : tensor<1x29xf32, #mesh.layout<[*, x:7]>> -> tensor<1x29xf32>
+    return %y, %z : tensor<37x29xf32>, tensor<1x29xf32>
+  }
+}
