@@ -1,7 +1,6 @@
 //===- Bundle.cpp - Program bundle file (FlatBuffers) ---------------------===//
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
-#include "wafer/Runtime/Layout.h"
 #include "wafer/Runtime/bundle_generated.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -393,9 +392,10 @@ public:
                          p.gridHeight, p.gridWidth, p.target.name,
                          p.target.fabricHeight, p.target.fabricWidth));
     for (const Buffer &b : p.buffers)
-      if (b.elements < 0 || b.offsetBytes < 0 || b.offsetBytes % 4 != 0)
+      if (b.elements < 0 || b.offsetBytes < 0 || b.offsetBytes % 4 != 0 ||
+          b.elements > kMaxSize || b.offsetBytes > kMaxSize)
         return err(formatv("buffer '{0}': {1} elements at offset {2} (sizes "
-                           "and offsets must be non-negative, offsets "
+                           "and offsets must be in [0, 2^40], offsets "
                            "4-byte aligned)",
                            b.name, b.elements, b.offsetBytes));
     if (Error e = IndexChecker(p).check())
@@ -461,6 +461,9 @@ private:
                          covered, p.gridWidth * p.gridHeight));
     return Error::success();
   }
+
+  /// Bound on sizes, so that products of two sizes cannot overflow.
+  static constexpr int64_t kMaxSize = int64_t(1) << 40;
 
   int64_t elems(int32_t buf) const { return p.buffers[buf].elements; }
 
@@ -566,7 +569,20 @@ private:
         return fail(formatv("dimension {0} is kept whole but has {1} blocks", d,
                             ld.blocks));
     }
-    int64_t need = localElements(t.shape, t.layout, p.gridHeight, p.gridWidth);
+    // Sizes from a file may be anything: multiply with overflow checks
+    // before trusting localElements and the element counts.
+    int64_t placed = 1, need = 1;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      int64_t extent = t.layout[d].axis == Axis::X   ? p.gridWidth
+                       : t.layout[d].axis == Axis::Y ? p.gridHeight
+                                                     : 1;
+      int64_t tile =
+          divideCeil(uint64_t(t.shape[d]), uint64_t(t.layout[d].blocks));
+      if (MulOverflow(placed, t.shape[d], placed) ||
+          MulOverflow(need, t.layout[d].blocks / extent, need) ||
+          MulOverflow(need, tile, need) || placed > kMaxSize)
+        return fail("shape too large");
+    }
     if (need > p.buffers[t.buffer].elements)
       return fail(formatv("needs {0} elements per core, buffer '{1}' has {2}",
                           need, p.buffers[t.buffer].name,

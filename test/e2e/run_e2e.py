@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""End-to-end numerics: wafer-run against ONNX Runtime.
+
+For each case x grid: build the ONNX model (python/wafer/testing.py) in a
+temporary directory, run `wafer-run run`, run ONNX Runtime through
+test/reference/run_ort.mjs, and compare (max abs error relative to the
+reference's largest magnitude, tolerance 1e-4).  Prints one line per run and
+exits 1 on any failure.
+
+    /usr/bin/python3 test/e2e/run_e2e.py [--wafer-run PATH] [--node PATH]
+                                         [--filter SUBSTRING] [--keep DIR]
+
+wafer-run defaults to $WAFER_RUN, else build/bin/wafer-run in the source tree.
+test/reference/node_modules must exist (`npm install --ignore-scripts` there;
+tools/setup.sh does it).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SRC, "python"))
+
+from wafer import testing  # noqa: E402
+
+TOLERANCE = 1e-4
+TIMEOUT = 300  # seconds, per wafer-run invocation
+
+# (case builder, grids).  Shapes that divide the grids and shapes that don't.
+DIVIDING = ["4x4", "8x8", "16x16"]
+ALL_GRIDS = ["3x3", "4x4", "5x7", "8x8", "16x16"]
+
+
+def cases():
+    return [
+        # GEMM whose sizes divide the 4x4, 8x8 and 16x16 grids.
+        (testing.matmul(48, 64, 32, seed=1), DIVIDING),
+        # GEMM whose sizes divide no grid; 5x7 is the acceptance case.
+        (testing.matmul(37, 50, 29, seed=2), ALL_GRIDS),
+        # Both operands runtime inputs.
+        (testing.matmul_inputs(48, 64, 32, seed=3), ["8x8"]),
+        (testing.matmul_inputs(37, 50, 29, seed=4), ["5x7"]),
+        # GEMV that divides, and the 1x300x200 acceptance case on 6x6.
+        (testing.gemv(64, 48, seed=5), DIVIDING),
+        (testing.gemv(300, 200, seed=6), ["6x6"] + ALL_GRIDS),
+        # Gemm with transB, bias C, alpha and beta.
+        (testing.gemm(37, 50, 29, alpha=0.5, beta=2.0, trans_b=True,
+                      bias="row", seed=7), ["5x7", "4x4"]),
+        (testing.gemm(48, 64, 32, alpha=1.5, beta=-0.75, trans_b=True,
+                      bias="full", seed=8), ["8x8"]),
+        # Add/Mul with broadcast bias and scale.
+        (testing.add_mul(37, 50, 29, seed=9), ["5x7", "4x4"]),
+        (testing.elementwise(20, 30, seed=10), ["3x3"]),
+    ]
+
+
+def run(cmd, timeout=TIMEOUT):
+    """(returncode, combined output); returncode None on timeout."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=timeout)
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return None, out + f"\ntimed out after {timeout} s"
+
+
+def last_lines(text, n=5):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return "\n".join("    | " + l for l in lines[-n:])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--wafer-run", default=os.environ.get(
+        "WAFER_RUN", os.path.join(SRC, "build", "bin", "wafer-run")))
+    ap.add_argument("--node", default=os.environ.get("NODE", "node"))
+    ap.add_argument("--reference-dir", default=os.path.join(SRC, "test", "reference"))
+    ap.add_argument("--filter", default="", help="run only cases whose name "
+                    "or grid contains this")
+    ap.add_argument("--keep", help="write the files into this directory "
+                    "instead of a temporary one")
+    args = ap.parse_args()
+
+    run_ort = os.path.join(args.reference_dir, "run_ort.mjs")
+    modules = os.path.join(args.reference_dir, "node_modules", "onnxruntime-node")
+    if not os.path.isdir(modules):
+        print(f"error: {modules} is missing: run 'npm install --ignore-scripts' "
+              f"in {args.reference_dir} (tools/setup.sh does it)")
+        return 1
+    if shutil.which(args.node) is None:
+        print(f"error: node ('{args.node}') not found")
+        return 1
+    if not os.access(args.wafer_run, os.X_OK):
+        print(f"error: wafer-run not found at {args.wafer_run} (pass --wafer-run)")
+        return 1
+
+    workdir = args.keep or tempfile.mkdtemp(prefix="wafer-e2e-")
+    os.makedirs(workdir, exist_ok=True)
+    failures, total = [], 0
+    start = time.time()
+    try:
+        for case, grids in cases():
+            grids = [g for g in grids
+                     if not args.filter or args.filter in case.name
+                     or args.filter == g]
+            if not grids:
+                continue
+            model, inputs = case.write(workdir)
+            ref = os.path.join(workdir, case.name + ".ref.npz")
+            code, out = run([args.node, run_ort, model, inputs, ref])
+            if code != 0:
+                for grid in grids:
+                    total += 1
+                    failures.append(f"{case.name} {grid}")
+                    print(f"FAIL  {case.name:28} {grid:6} ONNX Runtime failed\n"
+                          + last_lines(out))
+                continue
+            for grid in grids:
+                total += 1
+                stem = os.path.join(workdir, f"{case.name}.{grid}")
+                outputs, stats = stem + ".out.npz", stem + ".stats.json"
+                t0 = time.time()
+                code, out = run([args.wafer_run, "run", model, "--grid", grid,
+                                 "--inputs", inputs, "--outputs", outputs,
+                                 "--stats", stats])
+                secs = time.time() - t0
+                if code != 0:
+                    failures.append(f"{case.name} {grid}")
+                    what = "timed out" if code is None else f"exit {code}"
+                    print(f"FAIL  {case.name:28} {grid:6} wafer-run {what}\n"
+                          + last_lines(out))
+                    continue
+                try:
+                    with open(stats) as f:
+                        cycles = json.load(f)["cycles"]
+                    rel = testing.compare(outputs, ref)
+                except Exception as e:  # bad files are failures, not crashes
+                    failures.append(f"{case.name} {grid}")
+                    print(f"FAIL  {case.name:28} {grid:6} {e}")
+                    continue
+                ok = rel <= TOLERANCE
+                if not ok:
+                    failures.append(f"{case.name} {grid}")
+                print(f"{'PASS' if ok else 'FAIL'}  {case.name:28} {grid:6} "
+                      f"cycles {cycles:>9}  rel err {rel:.2e}  ({secs:.2f} s)",
+                      flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"{total - len(failures)}/{total} passed in {time.time() - start:.1f} s"
+          f" (tolerance {TOLERANCE:g})")
+    if failures:
+        print("failed: " + ", ".join(failures))
+        return 1
+    if total == 0:
+        print("error: no case matched")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
