@@ -57,12 +57,13 @@ public:
         main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
         builder.getArrayAttr({}));
     program.getBody().emplaceBlock();
-    declarations.setInsertionPointToStart(&program.getBody().front());
     builder.setInsertionPointToEnd(&program.getBody().front());
     auto role = builder.create<core::RoleOp>(
         main.getLoc(), "all",
         core::CoreSetAttr::get(context, 0, w - 1, 1, 0, h - 1, 1));
     role.getBody().emplaceBlock();
+    // Buffers and channels go before the role, host bindings after it.
+    declarations.setInsertionPoint(role);
     instructions.setInsertionPointToStart(&role.getBody().front());
     bindings.setInsertionPointToEnd(&program.getBody().front());
 

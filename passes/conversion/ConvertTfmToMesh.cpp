@@ -254,7 +254,7 @@ struct ConvertTfmToMeshPass
     }
     if (ktreeK < 1) {
       module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1, got ")
-          << ktreeK;
+          << int64_t(ktreeK);
       return signalPassFailure();
     }
     auto gridAttr = mesh::GridAttr::getChecked(

@@ -35,7 +35,9 @@ struct RunStats {
   double seconds = 0;
   int64_t maxSramBytesPerCore = 0;
   int64_t maxRoutesPerCore = 0;
+  /// Messages injected into the fabric.
   int64_t messages = 0;
+  /// 32-bit words summed over every link a message crossed (fabric load).
   int64_t linkWords = 0;
   std::vector<OpStats> ops;
 };

@@ -1,0 +1,17 @@
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=5by7" 2>&1 | FileCheck %s --check-prefix=GRID
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2000x2" 2>&1 | FileCheck %s --check-prefix=FIT
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 target=wse9" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 ktree-k=0" 2>&1 | FileCheck %s --check-prefix=KTREE
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=3x2" 2>&1 | FileCheck %s --check-prefix=RELAYOUT
+
+// GRID: error: convert-tfm-to-mesh: grid '5by7' is not of the form HxW
+// FIT: error: convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
+// TARGET: error: convert-tfm-to-mesh: {{.*}}wse9
+// KTREE: error: convert-tfm-to-mesh: ktree-k must be at least 1, got 0
+// RELAYOUT: error: convert-tfm-to-mesh: operand is laid out as {{.*}}relayout of computed tensors is not supported yet
+
+func.func @main(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %y = tfm.matmul %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %z = tfm.matmul %y, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %z : tensor<8x8xf32>
+}

@@ -1,0 +1,8 @@
+// RUN: wafer-opt %s --convert-tfm-to-mesh="grid=4x4" --mesh-place-interleave | FileCheck %s
+
+// Without a MeshGEMM there are no rings to shorten: the placement stays.
+// CHECK-NOT: interleave
+func.func @main(%x: tensor<1x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x8xf32> {
+  %y = tfm.matmul %x, %w : (tensor<1x8xf32>, tensor<8x8xf32>) -> tensor<1x8xf32>
+  return %y : tensor<1x8xf32>
+}
