@@ -615,21 +615,23 @@ Error Emulator::commitSend(int32_t src, Outgoing &o) {
   auto where = [&](int64_t id) {
     return formatv("({0},{1})", id % W, id / W).str();
   };
-  std::string origin =
-      formatv("message on color {0} from {1}", o.color, where(src)).str();
+  // Formatted only when a message goes astray.
+  auto origin = [&] {
+    return formatv("message on color {0} from {1}", o.color, where(src)).str();
+  };
   while (!work.empty()) {
     Head h = work.pop_back_val();
     const Route *r = routeAt[int64_t(h.core) * numColors + o.color];
     if (!r)
-      return err(origin + " reaches " + where(h.core) +
+      return err(origin() + " reaches " + where(h.core) +
                  ", which has no route for it");
     if (r->in != h.from)
       return err(formatv("{0} arrives at {1} from {2} but its route expects "
                          "{3}",
-                         origin, where(h.core), dirName(h.from),
+                         origin(), where(h.core), dirName(h.from),
                          dirName(r->in)));
     if (visitedBy[h.core] == messageSerial)
-      return err(origin + " reaches " + where(h.core) +
+      return err(origin() + " reaches " + where(h.core) +
                  " twice (routing loop)");
     visitedBy[h.core] = messageSerial;
     Ports &hp = ports[h.core];
@@ -640,7 +642,7 @@ Error Emulator::commitSend(int32_t src, Outgoing &o) {
       int64_t nx = x + (d == Dir::East) - (d == Dir::West);
       int64_t ny = y + (d == Dir::South) - (d == Dir::North);
       if (nx < 0 || ny < 0 || nx >= W || ny >= H)
-        return err(formatv("{0} leaves the grid at {1} going {2}", origin,
+        return err(formatv("{0} leaves the grid at {1} going {2}", origin(),
                            where(h.core), dirName(d)));
       int64_t &link = hp.link[unsigned(d)];
       int64_t linkStart = std::max(h.time, link);
