@@ -5,7 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
-wafer_setup
 cmake --build build -j2
 cd build
 ctest --output-on-failure
