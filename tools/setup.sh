@@ -4,8 +4,12 @@
 wafer_packages=(cmake ninja-build g++ libmlir-19-dev mlir-19-tools llvm-19-dev
   llvm-19-tools libprotobuf-dev protobuf-compiler libonnx-dev
   libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev
-  python3-numpy python3-onnx nodejs npm)
+  python3-numpy python3-onnx)
 wafer_missing=()
+# Node.js may come from elsewhere (NodeSource bundles npm); only ask Debian
+# for what is absent.
+command -v node >/dev/null || wafer_missing+=(nodejs)
+command -v npm >/dev/null || wafer_missing+=(npm)
 for p in "${wafer_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     wafer_missing+=("$p")
