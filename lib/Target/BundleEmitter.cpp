@@ -1,5 +1,6 @@
 //===- BundleEmitter.cpp - core.program to runtime program ----------------===//
 #include "wafer/Target/BundleEmitter.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Runtime/Bundle.h"
 
@@ -200,7 +201,8 @@ void wafer::registerBundleTranslations() {
         return success();
       },
       [](DialectRegistry &registry) {
-        registry.insert<core::CoreDialect, mesh::MeshDialect>();
+        registry.insert<core::CoreDialect, mesh::MeshDialect, tfm::TfmDialect,
+                        func::FuncDialect>();
       });
   TranslateRegistration dump(
       "dump-bundle", "Print a program bundle as text",

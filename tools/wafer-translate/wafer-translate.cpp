@@ -20,8 +20,9 @@ int main(int argc, char **argv) {
                 ->getBufferIdentifier();
         auto module = wafer::importOnnxFile(path, context);
         if (!module) {
-          mlir::emitError(mlir::UnknownLoc::get(context))
-              << llvm::toString(module.takeError());
+          // The message already names the file and node: print it as is.
+          llvm::errs() << "error: " << llvm::toString(module.takeError())
+                       << "\n";
           return nullptr;
         }
         return mlir::OwningOpRef<mlir::Operation *>(module->release());
