@@ -247,26 +247,30 @@ private:
     if (!product)
       return product.takeError();
     Value y = *product;
-    if (float alpha = floatAttr("alpha", 1.0f); alpha != 1.0f) {
-      auto scaled = binary(node, loc, y, scalar(loc, alpha), /*isAdd=*/false);
-      if (!scaled)
-        return scaled.takeError();
-      y = *scaled;
-    }
-    if (inputs.size() > 2 && inputs[2]) {
-      Value c = inputs[2];
-      if (float beta = floatAttr("beta", 1.0f); beta != 1.0f) {
-        auto scaled = binary(node, loc, c, scalar(loc, beta), false);
-        if (!scaled)
-          return scaled.takeError();
-        c = *scaled;
-      }
-      auto sum = binary(node, loc, y, c, /*isAdd=*/true);
+    float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
+    bool hasBias = inputs.size() > 2 && inputs[2] && beta != 0.0f;
+    // alpha*AB + beta*C = beta * ((alpha/beta)*AB + C): every op then has the
+    // product as an operand, so the bias is only ever broadcast on the host.
+    float productScale = hasBias ? alpha / beta : alpha;
+    auto scale = [&](Value v, float factor) -> llvm::Expected<Value> {
+      if (factor == 1.0f)
+        return v;
+      return binary(node, loc, v, scalar(loc, factor), /*isAdd=*/false);
+    };
+    auto scaled = scale(y, productScale);
+    if (!scaled)
+      return scaled.takeError();
+    y = *scaled;
+    if (hasBias) {
+      auto sum = binary(node, loc, y, inputs[2], /*isAdd=*/true);
       if (!sum)
         return sum.takeError();
       if (shapeOf(*sum) != shapeOf(y))
         return nodeError(node, "bias C does not broadcast to the product");
-      y = *sum;
+      auto result = scale(*sum, beta);
+      if (!result)
+        return result.takeError();
+      y = *result;
     }
     return y;
   }
