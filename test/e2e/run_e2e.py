@@ -54,6 +54,8 @@ def cases():
                       bias="row", seed=7), ["5x7", "4x4"]),
         (testing.gemm(48, 64, 32, alpha=1.5, beta=-0.75, trans_b=True,
                       bias="full", seed=8), ["8x8"]),
+        (testing.gemm(37, 50, 29, alpha=0.5, beta=2.0, trans_b=False,
+                      bias=None, seed=11), ["3x3"]),
         # Add/Mul with broadcast bias and scale.
         (testing.add_mul(37, 50, 29, seed=9), ["5x7", "4x4"]),
         (testing.elementwise(20, 30, seed=10), ["3x3"]),
