@@ -692,27 +692,12 @@ Error validateProgram(const Program &program) {
 
 namespace {
 
-StringRef dirName(Dir d) {
-  switch (d) {
-  case Dir::Ramp:
-    return "ramp";
-  case Dir::North:
-    return "north";
-  case Dir::East:
-    return "east";
-  case Dir::South:
-    return "south";
-  case Dir::West:
-    return "west";
-  }
-  return "?";
-}
 
 std::string maskText(uint8_t mask) {
   std::vector<std::string> parts;
   for (Dir d : {Dir::Ramp, Dir::North, Dir::East, Dir::South, Dir::West})
     if (mask & dirBit(d))
-      parts.push_back(dirName(d).str());
+      parts.push_back(std::string(dirName(d)));
   return parts.empty() ? "none" : join(parts, "|");
 }
 

@@ -58,37 +58,7 @@ Error err(const Twine &msg) {
   return createStringError(inconvertibleErrorCode(), msg);
 }
 
-StringRef dirName(Dir d) {
-  switch (d) {
-  case Dir::Ramp:
-    return "ramp";
-  case Dir::North:
-    return "north";
-  case Dir::East:
-    return "east";
-  case Dir::South:
-    return "south";
-  case Dir::West:
-    return "west";
-  }
-  return "?";
-}
 
-Dir opposite(Dir d) {
-  switch (d) {
-  case Dir::North:
-    return Dir::South;
-  case Dir::South:
-    return Dir::North;
-  case Dir::East:
-    return Dir::West;
-  case Dir::West:
-    return Dir::East;
-  case Dir::Ramp:
-    return Dir::Ramp;
-  }
-  return Dir::Ramp;
-}
 
 //===----------------------------------------------------------------------===//
 // Role code

@@ -127,21 +127,6 @@ struct Rule {
   }
 };
 
-Dir opposite(Dir d) {
-  switch (d) {
-  case Dir::North:
-    return Dir::South;
-  case Dir::South:
-    return Dir::North;
-  case Dir::East:
-    return Dir::West;
-  case Dir::West:
-    return Dir::East;
-  case Dir::Ramp:
-    return Dir::Ramp;
-  }
-  return Dir::Ramp;
-}
 
 /// Calls visit(index, in, outMask) for every core the path crosses.
 template <typename Fn>

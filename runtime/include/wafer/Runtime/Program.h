@@ -23,6 +23,39 @@ constexpr uint32_t kBundleVersion = 1;
 enum class Dir : uint8_t { Ramp = 0, North = 1, East = 2, South = 3, West = 4 };
 inline uint8_t dirBit(Dir d) { return uint8_t(1u << unsigned(d)); }
 
+/// The port a message leaving through `d` arrives from at the neighbour.
+inline Dir opposite(Dir d) {
+  switch (d) {
+  case Dir::North:
+    return Dir::South;
+  case Dir::South:
+    return Dir::North;
+  case Dir::East:
+    return Dir::West;
+  case Dir::West:
+    return Dir::East;
+  case Dir::Ramp:
+    break;
+  }
+  return Dir::Ramp;
+}
+
+inline const char *dirName(Dir d) {
+  switch (d) {
+  case Dir::Ramp:
+    return "ramp";
+  case Dir::North:
+    return "north";
+  case Dir::East:
+    return "east";
+  case Dir::South:
+    return "south";
+  case Dir::West:
+    return "west";
+  }
+  return "?";
+}
+
 /// The arithmetic progression lo, lo+step, ..., up to hi (inclusive).
 struct Range {
   int64_t lo = 0, hi = 0, step = 1;
