@@ -31,81 +31,54 @@ wafer::tfm::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   return result;
 }
 
-static bool hasStaticShape(Value v) {
-  return cast<RankedTensorType>(v.getType()).hasStaticShape();
+
+FailureOr<SmallVector<int64_t>>
+wafer::tfm::matmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+  if (lhs.empty() || rhs.empty())
+    return failure();
+  SmallVector<int64_t> a(lhs), b(rhs);
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  if (a.back() != b[b.size() - 2])
+    return failure();
+  auto batch = broadcastShapes(ArrayRef<int64_t>(a).drop_back(2),
+                               ArrayRef<int64_t>(b).drop_back(2));
+  if (failed(batch))
+    return failure();
+  SmallVector<int64_t> result = *batch;
+  if (lhs.size() > 1)
+    result.push_back(a[a.size() - 2]);
+  if (rhs.size() > 1)
+    result.push_back(b.back());
+  return result;
 }
 
-LogicalResult WeightOp::verify() {
-  if (getName().empty())
-    return emitOpError("needs a non-empty weight name");
-  if (!hasStaticShape(getResult()))
-    return emitOpError("result must have a static shape");
-  return success();
-}
-
-OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
-
-LogicalResult MatMulOp::verify() {
-  auto lhs = cast<RankedTensorType>(getLhs().getType());
-  auto rhs = cast<RankedTensorType>(getRhs().getType());
-  auto result = cast<RankedTensorType>(getResult().getType());
-  if (!lhs.hasStaticShape() || !rhs.hasStaticShape())
-    return emitOpError("operands must have static shapes");
-  if (lhs.getRank() < 1 || lhs.getRank() > 2 || rhs.getRank() != 2)
-    return emitOpError("supports [M, K] or [K] times [K, N]; got ranks ")
-           << lhs.getRank() << " and " << rhs.getRank();
-  int64_t k = lhs.getShape().back();
-  if (k != rhs.getDimSize(0))
-    return emitOpError("contraction sizes differ: ")
-           << k << " vs " << rhs.getDimSize(0);
-  SmallVector<int64_t> expected;
-  if (lhs.getRank() == 2)
-    expected.push_back(lhs.getDimSize(0));
-  expected.push_back(rhs.getDimSize(1));
-  if (result.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result shape must be [")
-           << llvm::make_range(expected.begin(), expected.end()) << "]";
-  return success();
-}
-
-LogicalResult TransposeOp::verify() {
-  auto input = cast<RankedTensorType>(getInput().getType());
-  auto result = cast<RankedTensorType>(getResult().getType());
-  ArrayRef<int64_t> perm = getPermutation();
-  if (int64_t(perm.size()) != input.getRank())
-    return emitOpError("permutation has ")
-           << perm.size() << " entries for a rank-" << input.getRank()
-           << " input";
-  SmallVector<bool> seen(perm.size(), false);
-  for (auto [i, p] : llvm::enumerate(perm)) {
-    if (p < 0 || p >= int64_t(perm.size()) || seen[p])
-      return emitOpError("permutation is not a permutation of 0..")
-             << perm.size() - 1;
-    seen[p] = true;
-    if (result.getDimSize(i) != input.getDimSize(p))
-      return emitOpError("result dimension ")
-             << i << " must be " << input.getDimSize(p);
+SmallVector<int64_t> wafer::tfm::reduceShape(ArrayRef<int64_t> shape,
+                                             ArrayRef<int64_t> axes,
+                                             bool keepdims) {
+  SmallVector<int64_t> result;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(axes, int64_t(d)))
+      result.push_back(size);
+    else if (keepdims)
+      result.push_back(1);
   }
-  return success();
+  return result;
 }
 
-template <typename BinaryOp>
-static LogicalResult verifyBroadcastBinary(BinaryOp op) {
-  auto lhs = cast<RankedTensorType>(op.getLhs().getType());
-  auto rhs = cast<RankedTensorType>(op.getRhs().getType());
-  auto result = cast<RankedTensorType>(op.getResult().getType());
-  FailureOr<SmallVector<int64_t>> shape =
-      broadcastShapes(lhs.getShape(), rhs.getShape());
-  if (failed(shape))
-    return op.emitOpError("operand shapes ")
-           << lhs << " and " << rhs << " do not broadcast";
-  if (result.getShape() != ArrayRef<int64_t>(*shape))
-    return op.emitOpError("result shape must be the broadcast shape");
-  return success();
+int64_t wafer::tfm::sliceLength(int64_t start, int64_t end, int64_t step) {
+  if (step > 0)
+    return end > start ? (end - start + step - 1) / step : 0;
+  return start > end ? (start - end - step - 1) / -step : 0;
 }
 
-LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
-LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
-
-#define GET_OP_CLASSES
-#include "tfm/TfmOps.cpp.inc"
+SmallVector<int64_t> wafer::tfm::gatherShape(ArrayRef<int64_t> shape,
+                                             ArrayRef<int64_t> indices,
+                                             int64_t axis) {
+  SmallVector<int64_t> result(shape.take_front(axis));
+  result.append(indices.begin(), indices.end());
+  result.append(shape.begin() + axis + 1, shape.end());
+  return result;
+}

@@ -1,32 +1,44 @@
 //===- OnnxImporter.cpp - ONNX models to tfm ------------------------------===//
 //
-// Parses the model with protobuf's generated classes (libonnx) and builds a
-// tfm function node by node. Weights stay in the file: the IR refers to them
-// by initializer name.
+// Parses the model with protobuf's generated classes (libonnx), runs the
+// ONNX checker, and builds a tfm function node by node (OnnxNodes.cpp).
+// Large weights stay in their file, external data included: the IR refers to
+// them by initializer name and nothing reads them during import.
 //
 //===----------------------------------------------------------------------===//
-#include "wafer/Import/OnnxImporter.h"
+#include "GraphImporter.h"
+#include "OnnxChecker.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-
-#include "onnx/onnx_pb.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace wafer;
+using namespace wafer::onnx_import;
 
-namespace {
+/// Initializers up to this many elements become tfm.constant (their values
+/// are needed for shapes and folding); larger ones are weight references.
+static constexpr int64_t kConstantInitializerLimit = 256;
 
-llvm::Error fail(const llvm::Twine &message) {
+llvm::Error onnx_import::fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+std::string onnx_import::shapeText(ArrayRef<int64_t> shape) {
+  return "[" +
+         llvm::join(llvm::map_range(shape,
+                                    [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         "]";
+}
+
 /// Reads and parses an ONNX file; the error starts with the path.
-llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef path) {
+static llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef path) {
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
@@ -41,313 +53,478 @@ llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef path) {
   return model;
 }
 
-llvm::Expected<std::vector<int64_t>> staticShape(llvm::StringRef path,
-                                                 const onnx::ValueInfoProto &v) {
-  if (!v.type().has_tensor_type())
-    return fail(path + ": '" + v.name() + "' is not a tensor");
-  const auto &tensor = v.type().tensor_type();
-  if (tensor.elem_type() != onnx::TensorProto::FLOAT)
-    return fail(path + ": '" + v.name() + "' has element type " +
-                llvm::Twine(tensor.elem_type()) +
-                "; only float32 (1) is supported");
+llvm::Expected<Type> onnx_import::elementType(Builder &builder, int dataType,
+                                              const llvm::Twine &what) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::DOUBLE:
+    return builder.getF32Type();
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::INT32:
+    return builder.getI64Type();
+  case onnx::TensorProto::BOOL:
+    return builder.getI1Type();
+  default:
+    return fail(what + " has ONNX data type " + llvm::Twine(dataType) +
+                "; supported: float (1), double (11), int64 (7), int32 (6), "
+                "bool (9)");
+  }
+}
+
+/// Maps `length` bytes at `offset` of a tensor's external data file after
+/// checking that its location stays inside `modelDir`.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mapExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                const llvm::Twine &where, int64_t expectedBytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t value;
+      if (llvm::StringRef(entry.value()).getAsInteger(10, value) || value < 0)
+        return fail(where + ": external data " + entry.key() + " '" +
+                    entry.value() + "' is not a non-negative integer");
+      (entry.key() == "offset" ? offset : length) = value;
+    }
+  }
+  if (location.empty())
+    return fail(where + ": external data has no location");
+  if (llvm::sys::path::is_absolute(location))
+    return fail(where + ": external data location '" + location +
+                "' is absolute; it must be relative to the model");
+  for (llvm::StringRef part : llvm::make_range(
+           llvm::sys::path::begin(location), llvm::sys::path::end(location)))
+    if (part == "..")
+      return fail(where + ": external data location '" + location +
+                  "' contains '..'");
+  llvm::SmallString<256> file(modelDir);
+  for (llvm::StringRef part : llvm::make_range(
+           llvm::sys::path::begin(location), llvm::sys::path::end(location))) {
+    llvm::sys::path::append(file, part);
+    if (llvm::sys::fs::is_symlink_file(file))
+      return fail(where + ": external data location '" + location +
+                  "' resolves through a symlink");
+  }
+  uint64_t fileSize;
+  if (std::error_code ec = llvm::sys::fs::file_size(file, fileSize))
+    return fail(where + ": external data file '" + file.str() +
+                "': " + ec.message());
+  if (length < 0)
+    length = expectedBytes;
+  if (length != expectedBytes)
+    return fail(where + ": external data length " + llvm::Twine(length) +
+                " differs from the " + llvm::Twine(expectedBytes) +
+                " bytes its shape needs");
+  if (uint64_t(offset + length) > fileSize)
+    return fail(where + ": external data [" + llvm::Twine(offset) + ", " +
+                llvm::Twine(offset + length) + ") lies beyond the end of '" +
+                file.str() + "' (" + llvm::Twine(fileSize) + " bytes)");
+  auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset);
+  if (!buffer)
+    return fail(where + ": cannot map '" + file.str() +
+                "': " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+llvm::Expected<eval::Tensor>
+onnx_import::readTensorProto(const onnx::TensorProto &tensor,
+                             llvm::StringRef modelDir,
+                             const llvm::Twine &where) {
+  int type = tensor.data_type();
+  eval::ElementKind kind =
+      type == onnx::TensorProto::BOOL ? eval::ElementKind::Bool
+      : (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32)
+          ? eval::ElementKind::I64
+          : eval::ElementKind::F32;
+  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE &&
+      type != onnx::TensorProto::INT64 && type != onnx::TensorProto::INT32 &&
+      type != onnx::TensorProto::BOOL)
+    return fail(where + " has ONNX data type " + llvm::Twine(type) +
+                "; supported: float (1), double (11), int64 (7), int32 (6), "
+                "bool (9)");
+  for (int64_t d : tensor.dims())
+    if (d < 0)
+      return fail(where + " has a negative dimension");
+  eval::Tensor result(kind, {tensor.dims().begin(), tensor.dims().end()});
+  int64_t count = result.size();
+  int64_t width = type == onnx::TensorProto::BOOL       ? 1
+                  : (type == onnx::TensorProto::INT32 ||
+                     type == onnx::TensorProto::FLOAT) ? 4
+                                                        : 8;
+  auto fromBytes = [&](const char *bytes) {
+    for (int64_t i = 0; i < count; ++i) {
+      const char *p = bytes + i * width;
+      double &out = result.data[i];
+      switch (type) {
+      case onnx::TensorProto::FLOAT: {
+        float v;
+        std::memcpy(&v, p, 4);
+        out = v;
+        break;
+      }
+      case onnx::TensorProto::DOUBLE: {
+        double v;
+        std::memcpy(&v, p, 8);
+        out = double(float(v));
+        break;
+      }
+      case onnx::TensorProto::INT64: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        out = double(v);
+        break;
+      }
+      case onnx::TensorProto::INT32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        out = double(v);
+        break;
+      }
+      default:
+        out = *p != 0;
+      }
+    }
+  };
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto buffer = mapExternalData(tensor, modelDir, where, count * width);
+    if (!buffer)
+      return buffer.takeError();
+    fromBytes((*buffer)->getBufferStart());
+    return result;
+  }
+  if (tensor.has_raw_data()) {
+    if (int64_t(tensor.raw_data().size()) != count * width)
+      return fail(where + " has " + llvm::Twine(tensor.raw_data().size()) +
+                  " bytes of data, its shape needs " +
+                  llvm::Twine(count * width));
+    fromBytes(tensor.raw_data().data());
+    return result;
+  }
+  auto copy = [&](const auto &field) -> llvm::Error {
+    if (field.size() != count)
+      return fail(where + " has " + llvm::Twine(field.size()) +
+                  " values, its shape needs " + llvm::Twine(count));
+    for (int64_t i = 0; i < count; ++i)
+      result.data[i] = double(field.Get(i));
+    return llvm::Error::success();
+  };
+  llvm::Error error = llvm::Error::success();
+  switch (type) {
+  case onnx::TensorProto::FLOAT:
+    error = copy(tensor.float_data());
+    break;
+  case onnx::TensorProto::DOUBLE:
+    error = copy(tensor.double_data());
+    break;
+  case onnx::TensorProto::INT64:
+    error = copy(tensor.int64_data());
+    break;
+  default: // int32 and bool live in int32_data
+    error = copy(tensor.int32_data());
+  }
+  if (error)
+    return std::move(error);
+  if (kind == eval::ElementKind::F32)
+    result = eval::cast(result, kind);
+  return result;
+}
+
+llvm::Error wafer::parseInputShape(llvm::StringRef text,
+                                   OnnxImportOptions &options) {
+  auto [name, dims] = text.split('=');
+  if (name.empty() || dims.empty())
+    return fail("--input-shape '" + text + "': expected NAME=D0xD1x...");
   std::vector<int64_t> shape;
-  for (const auto &dim : tensor.shape().dim()) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  dims.split(parts, 'x');
+  for (llvm::StringRef part : parts) {
+    int64_t d;
+    if (part.getAsInteger(10, d) || d <= 0)
+      return fail("--input-shape '" + text + "': dimension '" + part +
+                  "' is not a positive integer");
+    shape.push_back(d);
+  }
+  options.inputShapes[name.str()] = shape;
+  return llvm::Error::success();
+}
+
+GraphImporter::GraphImporter(llvm::StringRef path,
+                             const onnx::ModelProto &model,
+                             const OnnxImportOptions &options,
+                             MLIRContext *context)
+    : path(path), modelDir(llvm::sys::path::parent_path(path)), model(model),
+      graph(model.graph()), options(options), context(context),
+      builder(context), loc(UnknownLoc::get(context)) {
+  for (const auto &import : model.opset_import())
+    if (import.domain().empty() || import.domain() == "ai.onnx")
+      opset = import.version();
+}
+
+/// The input's static shape: declared dimensions, with dynamic ones bound by
+/// --input-shape.
+static llvm::Expected<SmallVector<int64_t>>
+inputShape(llvm::StringRef path, const onnx::ValueInfoProto &input,
+           const OnnxImportOptions &options) {
+  const auto &dims = input.type().tensor_type().shape().dim();
+  auto bound = options.inputShapes.find(input.name());
+  if (bound != options.inputShapes.end()) {
+    const std::vector<int64_t> &shape = bound->second;
+    if (int64_t(shape.size()) != dims.size())
+      return fail(path + ": --input-shape " + input.name() + " has rank " +
+                  llvm::Twine(shape.size()) + ", the input has rank " +
+                  llvm::Twine(dims.size()));
+    for (auto [i, dim] : llvm::enumerate(dims))
+      if (dim.has_dim_value() && dim.dim_value() != shape[i])
+        return fail(path + ": --input-shape " + input.name() + " sets dimension " +
+                    llvm::Twine(i) + " to " + llvm::Twine(shape[i]) +
+                    ", the model fixes it to " + llvm::Twine(dim.dim_value()));
+    return SmallVector<int64_t>(shape.begin(), shape.end());
+  }
+  SmallVector<int64_t> shape;
+  for (const auto &dim : dims) {
     if (!dim.has_dim_value())
-      return fail(path + ": '" + v.name() + "' has a dynamic dimension '" +
-                  dim.dim_param() + "'");
+      return fail(path + ": input '" + input.name() +
+                  "' has a dynamic dimension '" + dim.dim_param() +
+                  "'; bind it with --input-shape " + input.name() + "=...");
     shape.push_back(dim.dim_value());
   }
   return shape;
 }
 
-/// The float values of an initializer, from raw_data or float_data.
-llvm::Expected<WeightData> readTensor(llvm::StringRef path,
-                                      const onnx::TensorProto &tensor) {
-  WeightData data;
-  data.shape.assign(tensor.dims().begin(), tensor.dims().end());
-  int64_t count = 1;
-  for (int64_t d : data.shape)
-    count *= d;
-  if (tensor.data_type() != onnx::TensorProto::FLOAT)
-    return fail(path + ": initializer '" + tensor.name() + "' has data type " +
-                llvm::Twine(tensor.data_type()) +
-                "; only float32 (1) is supported");
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return fail(path + ": initializer '" + tensor.name() +
-                "' uses external data, which is not supported yet");
-  data.values.resize(count);
-  if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    if (int64_t(raw.size()) != count * 4)
-      return fail(path + ": initializer '" + tensor.name() + "' has " +
-                  llvm::Twine(raw.size()) + " bytes of data, expected " +
-                  llvm::Twine(count * 4));
-    std::memcpy(data.values.data(), raw.data(), raw.size());
-  } else {
-    if (tensor.float_data_size() != count)
-      return fail(path + ": initializer '" + tensor.name() + "' has " +
-                  llvm::Twine(tensor.float_data_size()) +
-                  " values, expected " + llvm::Twine(count));
-    std::copy(tensor.float_data().begin(), tensor.float_data().end(),
-              data.values.begin());
+llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  llvm::StringSet<> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  for (const auto &[name, shape] : options.inputShapes)
+    if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
+          return input.name() == name && !initializers.count(name);
+        }))
+      return fail(path + ": --input-shape names '" + name +
+                  "', which is not a graph input");
+
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    if (!input.type().has_tensor_type())
+      return fail(path + ": input '" + input.name() + "' is not a tensor");
+    auto element = elementType(builder, input.type().tensor_type().elem_type(),
+                               path + ": input '" + input.name() + "'");
+    if (!element)
+      return element.takeError();
+    auto shape = inputShape(path, input, options);
+    if (!shape)
+      return shape.takeError();
+    argTypes.push_back(tensorType(*shape, *element));
+    argNames.push_back(input.name());
   }
-  return data;
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      fileLoc, "main", builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "tfm.name", builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToStart(entry);
+  if (llvm::Error error = importInitializers(fileLoc))
+    return std::move(error);
+  for (auto [index, n] : llvm::enumerate(graph.node()))
+    if (llvm::Error error = importNode(n, index, fileLoc))
+      return std::move(error);
+
+  SmallVector<Value> results;
+  SmallVector<Attribute> outputNames;
+  for (const auto &output : graph.output()) {
+    Value v = values.lookup(output.name());
+    if (!v)
+      return fail(path + ": graph output '" + output.name() +
+                  "' is produced by no node");
+    ArrayRef<int64_t> computed = cast<RankedTensorType>(v.getType()).getShape();
+    const auto &dims = output.type().tensor_type().shape().dim();
+    bool agrees = !output.type().tensor_type().has_shape() ||
+                  int64_t(computed.size()) == dims.size();
+    for (int i = 0; agrees && i < dims.size(); ++i)
+      agrees = !dims[i].has_dim_value() || dims[i].dim_value() == computed[i];
+    if (!agrees)
+      return fail(path + ": graph output '" + output.name() +
+                  "' is declared with a shape that differs from the computed " +
+                  shapeText(computed));
+    results.push_back(v);
+    outputNames.push_back(builder.getStringAttr(output.name()));
+  }
+  builder.create<func::ReturnOp>(fileLoc, results);
+  func.setFunctionType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func->setAttr("tfm.output_names", builder.getArrayAttr(outputNames));
+  return std::move(module);
 }
 
-class GraphImporter {
-public:
-  GraphImporter(llvm::StringRef path, const onnx::GraphProto &graph,
-                MLIRContext *context)
-      : path(path), graph(graph), context(context), builder(context) {}
-
-  llvm::Expected<OwningOpRef<ModuleOp>> run() {
-    Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-    llvm::StringSet<> initializers;
-    for (const auto &init : graph.initializer())
-      initializers.insert(init.name());
-
-    SmallVector<Type> argTypes;
-    SmallVector<std::string> argNames;
-    for (const auto &input : graph.input()) {
-      if (initializers.count(input.name()))
-        continue;
-      auto shape = staticShape(path, input);
-      if (!shape)
-        return shape.takeError();
-      argTypes.push_back(tensorType(*shape));
-      argNames.push_back(input.name());
-    }
-    SmallVector<Type> resultTypes;
-    SmallVector<Attribute> outputNames;
-    for (const auto &output : graph.output()) {
-      auto shape = staticShape(path, output);
-      if (!shape)
-        return shape.takeError();
-      resultTypes.push_back(tensorType(*shape));
-      outputNames.push_back(builder.getStringAttr(output.name()));
-    }
-    builder.setInsertionPointToEnd(module->getBody());
-    auto func = builder.create<func::FuncOp>(
-        fileLoc, "main", builder.getFunctionType(argTypes, resultTypes));
-    func->setAttr("tfm.output_names", builder.getArrayAttr(outputNames));
-    Block *entry = func.addEntryBlock();
-    for (auto [i, name] : llvm::enumerate(argNames)) {
-      func.setArgAttr(i, "tfm.name", builder.getStringAttr(name));
-      values[name] = entry->getArgument(i);
-    }
-    builder.setInsertionPointToStart(entry);
-    for (const auto &init : graph.initializer()) {
-      if (init.data_type() != onnx::TensorProto::FLOAT)
-        return fail(path + ": initializer '" + init.name() +
-                    "' has data type " + llvm::Twine(init.data_type()) +
-                    "; only float32 (1) is supported");
-      std::vector<int64_t> shape(init.dims().begin(), init.dims().end());
+llvm::Error GraphImporter::importInitializers(Location fileLoc) {
+  for (const auto &init : graph.initializer()) {
+    loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
+    std::string where = path + ": initializer '" + init.name() + "'";
+    auto element = elementType(builder, init.data_type(), where);
+    if (!element)
+      return element.takeError();
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return fail(where + " has a negative dimension");
+    bool isFloat = element->isF32();
+    if (isFloat && eval::elementCount(shape) > kConstantInitializerLimit) {
       values[init.name()] = builder.create<tfm::WeightOp>(
-          NameLoc::get(builder.getStringAttr(init.name()), fileLoc),
-          tensorType(shape), init.name(), path);
+          loc, tensorType(shape, *element), init.name(), path);
+      continue;
     }
-    for (auto [index, node] : llvm::enumerate(graph.node()))
-      if (llvm::Error error = importNode(node, index, fileLoc))
-        return std::move(error);
-    SmallVector<Value> results;
-    for (auto [output, type] : llvm::zip(graph.output(), resultTypes)) {
-      Value v = values.lookup(output.name());
-      if (!v)
-        return fail(path + ": graph output '" + output.name() +
-                    "' is produced by no node");
-      if (v.getType() != type)
-        return fail(path + ": graph output '" + output.name() +
-                    "' is declared with a shape that differs from the "
-                    "computed one");
-      results.push_back(v);
-    }
-    builder.create<func::ReturnOp>(fileLoc, results);
-    return std::move(module);
+    auto tensor = readTensorProto(init, modelDir, where);
+    if (!tensor)
+      return tensor.takeError();
+    values[init.name()] = constant(*tensor, *element);
   }
+  return llvm::Error::success();
+}
 
-private:
-  RankedTensorType tensorType(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, builder.getF32Type());
+llvm::Error GraphImporter::importNode(const onnx::NodeProto &n, size_t index,
+                                      Location fileLoc) {
+  node = &n;
+  nodeName = n.name().empty() ? n.op_type() + "_" + std::to_string(index)
+                              : n.name();
+  loc = NameLoc::get(builder.getStringAttr(nodeName), fileLoc);
+  if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return nodeError("unsupported op (domain '" + n.domain() + "')");
+  SmallVector<Value> inputs;
+  for (const std::string &name : n.input()) {
+    Value v = name.empty() ? Value() : values.lookup(name);
+    if (!name.empty() && !v)
+      return nodeError("input '" + name + "' is not defined before it");
+    inputs.push_back(v);
   }
+  auto results = importOp(n, inputs);
+  if (!results)
+    return results.takeError();
+  if (int64_t(results->size()) < n.output_size() - (n.op_type() == "Dropout"))
+    return nodeError("produces " + llvm::Twine(results->size()) +
+                     " outputs, the node names " +
+                     llvm::Twine(n.output_size()));
+  for (auto [name, value] : llvm::zip(n.output(), *results))
+    if (!name.empty())
+      values[name] = value;
+  return llvm::Error::success();
+}
 
-  ArrayRef<int64_t> shapeOf(Value v) {
-    return cast<RankedTensorType>(v.getType()).getShape();
+llvm::Error GraphImporter::nodeError(const llvm::Twine &what) {
+  return fail(path + ": node '" + nodeName + "' (" + node->op_type() +
+              "): " + what);
+}
+
+RankedTensorType GraphImporter::tensorType(ArrayRef<int64_t> shape,
+                                           Type element) {
+  return RankedTensorType::get(shape, element);
+}
+
+/// Results larger than this are not evaluated during import: only shape
+/// computations need values there.
+static constexpr int64_t kKnownValueLimit = 1 << 16;
+
+Value GraphImporter::record(Operation *op) {
+  Value result = op->getResult(0);
+  if (cast<RankedTensorType>(result.getType()).getNumElements() >
+      kKnownValueLimit)
+    return result;
+  SmallVector<const eval::Tensor *> operands;
+  for (Value operand : op->getOperands()) {
+    auto it = known.find(operand);
+    if (it == known.end())
+      return result;
+    operands.push_back(&it->second);
   }
+  FailureOr<eval::Tensor> value = eval::evaluateOp(op, operands);
+  if (succeeded(value))
+    known[result] = std::move(*value);
+  return result;
+}
 
-  llvm::Error nodeError(const onnx::NodeProto &node, const llvm::Twine &what) {
-    return fail(path + ": node '" + nodeName + "' (" + node.op_type() +
-                "): " + what);
+Value GraphImporter::constant(const eval::Tensor &value, Type element) {
+  auto type = tensorType(value.shape, element);
+  return record(builder.create<tfm::ConstantOp>(
+      loc, eval::attrFromTensor(value, type)));
+}
+
+llvm::Expected<SmallVector<int64_t>>
+GraphImporter::knownInts(Value v, const llvm::Twine &what) {
+  auto it = known.find(v);
+  if (it == known.end())
+    return nodeError(what + " must be computable from constants and shapes "
+                            "(bind dynamic inputs with --input-shape)");
+  SmallVector<int64_t> ints;
+  for (double d : it->second.data)
+    ints.push_back(eval::toIndex(d));
+  return ints;
+}
+
+llvm::Expected<double> GraphImporter::knownScalar(Value v,
+                                                  const llvm::Twine &what) {
+  auto it = known.find(v);
+  if (it == known.end() || it->second.size() != 1)
+    return nodeError(what + " must be a scalar computable from constants and "
+                            "shapes");
+  return it->second.data[0];
+}
+
+llvm::Expected<int64_t> GraphImporter::normalizeAxis(int64_t axis,
+                                                     int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return nodeError("axis " + llvm::Twine(axis) + " is out of range for rank " +
+                     llvm::Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+const onnx::AttributeProto *GraphImporter::attribute(llvm::StringRef name) {
+  for (const auto &attr : node->attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t GraphImporter::intAttr(llvm::StringRef name, int64_t fallback) {
+  const onnx::AttributeProto *a = attribute(name);
+  return a ? a->i() : fallback;
+}
+
+llvm::Expected<SmallVector<int64_t>>
+GraphImporter::intsFromAttrOrInput(llvm::StringRef name,
+                                   ArrayRef<Value> inputs, size_t index,
+                                   bool &present) {
+  if (const onnx::AttributeProto *a = attribute(name)) {
+    present = true;
+    return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
   }
-
-  const onnx::AttributeProto *attribute(const onnx::NodeProto &node,
-                                        llvm::StringRef name) {
-    for (const auto &attr : node.attribute())
-      if (attr.name() == name)
-        return &attr;
-    return nullptr;
-  }
-
-  Value scalar(Location loc, float value) {
-    auto type = RankedTensorType::get({}, builder.getF32Type());
-    return builder.create<tfm::ConstantOp>(
-        loc, DenseElementsAttr::get(type, llvm::ArrayRef<float>(value)));
-  }
-
-  llvm::Expected<Value> binary(const onnx::NodeProto &node, Location loc,
-                               Value lhs, Value rhs, bool isAdd) {
-    auto shape = tfm::broadcastShapes(shapeOf(lhs), shapeOf(rhs));
-    if (failed(shape))
-      return nodeError(node, "operand shapes do not broadcast");
-    Type type = tensorType(*shape);
-    if (isAdd)
-      return builder.create<tfm::AddOp>(loc, type, lhs, rhs).getResult();
-    return builder.create<tfm::MulOp>(loc, type, lhs, rhs).getResult();
-  }
-
-  llvm::Expected<Value> matmul(const onnx::NodeProto &node, Location loc,
-                               Value lhs, Value rhs) {
-    ArrayRef<int64_t> a = shapeOf(lhs), b = shapeOf(rhs);
-    if (a.size() != 2 || b.size() != 2)
-      return nodeError(node, "only matrix x matrix is supported (ranks " +
-                                 llvm::Twine(a.size()) + " and " +
-                                 llvm::Twine(b.size()) + ")");
-    if (a[1] != b[0])
-      return nodeError(node, "contraction sizes differ (" + llvm::Twine(a[1]) +
-                                 " vs " + llvm::Twine(b[0]) + ")");
-    return builder
-        .create<tfm::MatMulOp>(loc, tensorType({a[0], b[1]}), lhs, rhs)
-        .getResult();
-  }
-
-  Value transposed(Location loc, Value v) {
-    ArrayRef<int64_t> s = shapeOf(v);
-    return builder.create<tfm::TransposeOp>(loc, tensorType({s[1], s[0]}), v,
-                                            ArrayRef<int64_t>{1, 0});
-  }
-
-  llvm::Expected<Value> gemm(const onnx::NodeProto &node, Location loc,
-                             ArrayRef<Value> inputs) {
-    auto floatAttr = [&](StringRef name, float fallback) {
-      const onnx::AttributeProto *a = attribute(node, name);
-      return a ? a->f() : fallback;
-    };
-    auto intAttr = [&](StringRef name) {
-      const onnx::AttributeProto *a = attribute(node, name);
-      return a ? a->i() : 0;
-    };
-    Value a = inputs[0], b = inputs[1];
-    if (shapeOf(a).size() != 2 || shapeOf(b).size() != 2)
-      return nodeError(node, "Gemm needs matrix operands");
-    if (intAttr("transA"))
-      a = transposed(loc, a);
-    if (intAttr("transB"))
-      b = transposed(loc, b);
-    auto product = matmul(node, loc, a, b);
-    if (!product)
-      return product.takeError();
-    Value y = *product;
-    float alpha = floatAttr("alpha", 1.0f), beta = floatAttr("beta", 1.0f);
-    bool hasBias = inputs.size() > 2 && inputs[2] && beta != 0.0f;
-    // alpha*AB + beta*C = beta * ((alpha/beta)*AB + C): every op then has the
-    // product as an operand, so the bias is only ever broadcast on the host.
-    float productScale = hasBias ? alpha / beta : alpha;
-    auto scale = [&](Value v, float factor) -> llvm::Expected<Value> {
-      if (factor == 1.0f)
-        return v;
-      return binary(node, loc, v, scalar(loc, factor), /*isAdd=*/false);
-    };
-    auto scaled = scale(y, productScale);
-    if (!scaled)
-      return scaled.takeError();
-    y = *scaled;
-    if (hasBias) {
-      auto sum = binary(node, loc, y, inputs[2], /*isAdd=*/true);
-      if (!sum)
-        return sum.takeError();
-      if (shapeOf(*sum) != shapeOf(y))
-        return nodeError(node, "bias C does not broadcast to the product");
-      auto result = scale(*sum, beta);
-      if (!result)
-        return result.takeError();
-      y = *result;
-    }
-    return y;
-  }
-
-  llvm::Error importNode(const onnx::NodeProto &node, size_t index,
-                         Location fileLoc) {
-    nodeName = node.name().empty()
-                   ? node.op_type() + "_" + std::to_string(index)
-                   : node.name();
-    Location loc = NameLoc::get(builder.getStringAttr(nodeName), fileLoc);
-    SmallVector<Value> inputs;
-    for (const std::string &name : node.input()) {
-      if (name.empty()) {
-        inputs.push_back(Value());
-        continue;
-      }
-      Value v = values.lookup(name);
-      if (!v)
-        return nodeError(node, "input '" + name + "' is not defined before it");
-      inputs.push_back(v);
-    }
-    const std::string &op = node.op_type();
-    auto expectInputs = [&](size_t lo, size_t hi) -> llvm::Error {
-      if (inputs.size() < lo || inputs.size() > hi || !inputs[0] ||
-          (lo > 1 && !inputs[1]))
-        return nodeError(node, "expects " + llvm::Twine(lo) +
-                                   (lo == hi ? "" : " to " + llvm::Twine(hi)) +
-                                   " inputs");
-      return llvm::Error::success();
-    };
-    llvm::Expected<Value> result = Value();
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
-      return nodeError(node, "unsupported op (domain '" + node.domain() + "')");
-    if (op == "MatMul") {
-      if (llvm::Error e = expectInputs(2, 2))
-        return e;
-      result = matmul(node, loc, inputs[0], inputs[1]);
-    } else if (op == "Gemm") {
-      if (llvm::Error e = expectInputs(2, 3))
-        return e;
-      result = gemm(node, loc, inputs);
-    } else if (op == "Add" || op == "Mul") {
-      if (llvm::Error e = expectInputs(2, 2))
-        return e;
-      result = binary(node, loc, inputs[0], inputs[1], op == "Add");
-    } else {
-      return nodeError(node, "unsupported op");
-    }
-    if (!result)
-      return result.takeError();
-    if (node.output_size() != 1)
-      return nodeError(node, "expects exactly one output");
-    values[node.output(0)] = *result;
-    return llvm::Error::success();
-  }
-
-  std::string path;
-  const onnx::GraphProto &graph;
-  MLIRContext *context;
-  OpBuilder builder;
-  llvm::StringMap<Value> values;
-  std::string nodeName;
-};
-
-} // namespace
+  present = index < inputs.size() && inputs[index];
+  if (!present)
+    return SmallVector<int64_t>();
+  return knownInts(inputs[index], "'" + name + "'");
+}
 
 llvm::Expected<OwningOpRef<ModuleOp>>
-wafer::importOnnxFile(llvm::StringRef path, MLIRContext *context) {
+wafer::importOnnxFile(llvm::StringRef path, MLIRContext *context,
+                      const OnnxImportOptions &options) {
   context->loadDialect<tfm::TfmDialect, func::FuncDialect>();
   llvm::Expected<onnx::ModelProto> model = parseModel(path);
   if (!model)
     return model.takeError();
-  return GraphImporter(path, model->graph(), context).run();
+  if (std::optional<std::string> problem = checkModel(*model))
+    return fail(path + ": the ONNX checker rejects the model: " + *problem);
+  return GraphImporter(path, *model, options, context).run();
 }
 
 struct OnnxWeightStore::Model {
   onnx::ModelProto proto;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
 };
 
 OnnxWeightStore::OnnxWeightStore() = default;
@@ -360,10 +537,18 @@ llvm::Expected<WeightData> OnnxWeightStore::load(llvm::StringRef path,
     llvm::Expected<onnx::ModelProto> parsed = parseModel(path);
     if (!parsed)
       return parsed.takeError();
-    model = std::make_unique<Model>(Model{std::move(*parsed)});
+    model = std::make_unique<Model>();
+    model->proto = std::move(*parsed);
+    for (const auto &init : model->proto.graph().initializer())
+      model->initializers[init.name()] = &init;
   }
-  for (const auto &init : model->proto.graph().initializer())
-    if (init.name() == name)
-      return readTensor(path, init);
-  return fail(path + ": has no initializer '" + name + "'");
+  const onnx::TensorProto *init = model->initializers.lookup(name);
+  if (!init)
+    return fail(path + ": has no initializer '" + name + "'");
+  auto tensor = readTensorProto(*init, llvm::sys::path::parent_path(path),
+                                path + ": initializer '" + name + "'");
+  if (!tensor)
+    return tensor.takeError();
+  return WeightData{tensor->shape,
+                    std::vector<float>(tensor->data.begin(), tensor->data.end())};
 }

@@ -2,11 +2,14 @@
 //
 //   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
 //             [--ktree-k K] --inputs in.npz --outputs out.npz
-//             [--stats stats.json] [--threads N]
+//             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
+//   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
+//             [--input-shape NAME=1x16]
 //
 // Every failure is one line `error: <where>: <what>` and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "EvalCommand.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Bundle.h"
@@ -28,9 +31,15 @@ using namespace wafer;
 
 static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model");
 
+static cl::SubCommand evalCommand(
+    "eval", "Evaluate a tfm module (or ONNX model) on the host reference");
+
 static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                                      cl::desc("MODEL.onnx | BUNDLE"),
-                                      cl::sub(runCommand));
+                                      cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir"),
+                                      cl::sub(runCommand), cl::sub(evalCommand));
+static cl::list<std::string> inputShapes(
+    "input-shape", cl::desc("Static shape for an ONNX graph input, NAME=1x16"),
+    cl::sub(runCommand), cl::sub(evalCommand));
 static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
                                        cl::sub(runCommand));
 static cl::opt<std::string> targetOption(
@@ -40,9 +49,11 @@ static cl::opt<int64_t> ktreeOption("ktree-k",
                                     cl::desc("K of the K-tree allreduce"),
                                     cl::init(2), cl::sub(runCommand));
 static cl::opt<std::string> inputsPath("inputs", cl::desc("Inputs .npz"),
-                                       cl::sub(runCommand));
+                                       cl::sub(runCommand),
+                                       cl::sub(evalCommand));
 static cl::opt<std::string> outputsPath("outputs", cl::desc("Outputs .npz"),
-                                        cl::sub(runCommand));
+                                        cl::sub(runCommand),
+                                        cl::sub(evalCommand));
 static cl::opt<std::string> statsPath("stats", cl::desc("Statistics JSON"),
                                       cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
@@ -81,7 +92,11 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
       firstError = describe(diag.getLocation()) + ": " + diag.str();
     return mlir::success();
   });
-  auto module = importOnnxFile(path, &context);
+  OnnxImportOptions options;
+  for (const std::string &text : inputShapes)
+    if (Error error = parseInputShape(text, options))
+      return std::move(error);
+  auto module = importOnnxFile(path, &context, options);
   if (!module)
     return module.takeError();
   if (gridOption.empty())
@@ -159,5 +174,7 @@ int main(int argc, char **argv) {
     return 1;
   if (runCommand)
     return run();
-  return fail("expected a command: wafer-run run MODEL ... (see --help)");
+  if (evalCommand)
+    return runEvalCommand(modelPath, inputShapes, inputsPath, outputsPath);
+  return fail("expected a command: wafer-run run|eval MODEL ... (see --help)");
 }

@@ -7,8 +7,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+
+static llvm::cl::list<std::string> inputShapes(
+    "input-shape",
+    llvm::cl::desc("Static shape for a graph input of --import-onnx, "
+                   "NAME=D0xD1x... (binds dynamic dimensions)"));
 
 int main(int argc, char **argv) {
   mlir::TranslateToMLIRRegistration importOnnx(
@@ -18,7 +24,14 @@ int main(int argc, char **argv) {
         llvm::StringRef path =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
                 ->getBufferIdentifier();
-        auto module = wafer::importOnnxFile(path, context);
+        wafer::OnnxImportOptions options;
+        for (const std::string &text : inputShapes)
+          if (llvm::Error error = wafer::parseInputShape(text, options)) {
+            llvm::errs() << "error: " << llvm::toString(std::move(error))
+                         << "\n";
+            return nullptr;
+          }
+        auto module = wafer::importOnnxFile(path, context, options);
         if (!module) {
           // The message already names the file and node: print it as is.
           llvm::errs() << "error: " << llvm::toString(module.takeError())

@@ -7,18 +7,32 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace wafer {
 
+struct OnnxImportOptions {
+  /// Static shapes for graph inputs, by input name; they bind the inputs'
+  /// dynamic dimensions (and must agree with their static ones).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
+/// Parses "name=1x16" into `options`; the error says what is wrong.
+llvm::Error parseInputShape(llvm::StringRef text, OnnxImportOptions &options);
+
 /// Imports an ONNX model as a tfm module with one function @main: graph
-/// inputs become arguments (attribute `tfm.name`), initializers become
-/// `tfm.weight` references to `path`, the outputs' names are listed in the
-/// function's `tfm.output_names`. Node names become locations. Errors are
-/// one line, starting with the file name.
+/// inputs become arguments (attribute `tfm.name`), large initializers become
+/// `tfm.weight` references to `path` (their data, external or not, is never
+/// read), small ones `tfm.constant`; the outputs' names are listed in the
+/// function's `tfm.output_names`. Node names become locations. The model
+/// must pass the ONNX checker. Errors are one line, starting with the file
+/// name, naming the node and op where there is one.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context);
+importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
+               const OnnxImportOptions &options = {});
 
 /// A weight read from its store.
 struct WeightData {
@@ -26,7 +40,8 @@ struct WeightData {
   std::vector<float> values;
 };
 
-/// Reads initializers from ONNX files, parsing each file once.
+/// Reads initializers from ONNX files (external data is memory-mapped),
+/// parsing each file once.
 class OnnxWeightStore {
 public:
   OnnxWeightStore();

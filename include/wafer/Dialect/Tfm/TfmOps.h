@@ -18,6 +18,23 @@ namespace wafer::tfm {
 /// The numpy broadcast of two shapes, or failure when they are incompatible.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// numpy.matmul's result shape, or failure when the operands do not agree.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// The shape left after reducing `axes` (non-negative).
+llvm::SmallVector<int64_t> reduceShape(llvm::ArrayRef<int64_t> shape,
+                                       llvm::ArrayRef<int64_t> axes,
+                                       bool keepdims);
+
+/// How many elements a normalised slice start:end:step takes.
+int64_t sliceLength(int64_t start, int64_t end, int64_t step);
+
+/// ONNX Gather's result shape for a non-negative axis.
+llvm::SmallVector<int64_t> gatherShape(llvm::ArrayRef<int64_t> shape,
+                                       llvm::ArrayRef<int64_t> indices,
+                                       int64_t axis);
 } // namespace wafer::tfm
 
 #endif // WAFER_DIALECT_TFM_TFMOPS_H

@@ -1,0 +1,323 @@
+//===- Evaluator.cpp - Host evaluation of tfm modules ---------------------===//
+#include "wafer/Eval/Evaluator.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace wafer;
+using namespace wafer::eval;
+
+ElementKind eval::kindOf(Type elementType) {
+  if (elementType.isInteger(1))
+    return ElementKind::Bool;
+  if (elementType.isInteger(64))
+    return ElementKind::I64;
+  return ElementKind::F32;
+}
+
+static ElementKind resultKind(Operation *op) {
+  return kindOf(llvm::cast<RankedTensorType>(op->getResult(0).getType())
+                    .getElementType());
+}
+
+Tensor eval::tensorFromAttr(ElementsAttr attr) {
+  auto type = llvm::cast<RankedTensorType>(attr.getType());
+  Tensor tensor(kindOf(type.getElementType()), std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
+  if (tensor.kind == ElementKind::F32) {
+    for (auto [i, v] : llvm::enumerate(attr.getValues<APFloat>()))
+      tensor.data[i] = v.convertToDouble();
+  } else {
+    bool isBool = tensor.kind == ElementKind::Bool;
+    for (auto [i, v] : llvm::enumerate(attr.getValues<APInt>()))
+      tensor.data[i] = isBool ? double(v.getBoolValue())
+                              : double(v.getSExtValue());
+  }
+  return tensor;
+}
+
+DenseElementsAttr eval::attrFromTensor(const Tensor &tensor,
+                                       RankedTensorType type) {
+  switch (tensor.kind) {
+  case ElementKind::F32: {
+    SmallVector<float> values(tensor.data.begin(), tensor.data.end());
+    return DenseElementsAttr::get(type, llvm::ArrayRef(values));
+  }
+  case ElementKind::I64: {
+    SmallVector<int64_t> values;
+    for (double v : tensor.data)
+      values.push_back(toIndex(v));
+    return DenseElementsAttr::get(type, llvm::ArrayRef(values));
+  }
+  case ElementKind::Bool: {
+    SmallVector<bool> values;
+    for (double v : tensor.data)
+      values.push_back(v != 0);
+    return DenseElementsAttr::get(type, llvm::ArrayRef(values));
+  }
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+static std::optional<UnaryFn> unaryFn(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<UnaryFn>>(op)
+      .Case([](tfm::NegOp) { return UnaryFn::Neg; })
+      .Case([](tfm::SqrtOp) { return UnaryFn::Sqrt; })
+      .Case([](tfm::ReciprocalOp) { return UnaryFn::Reciprocal; })
+      .Case([](tfm::SigmoidOp) { return UnaryFn::Sigmoid; })
+      .Case([](tfm::ExpOp) { return UnaryFn::Exp; })
+      .Case([](tfm::CosOp) { return UnaryFn::Cos; })
+      .Case([](tfm::SinOp) { return UnaryFn::Sin; })
+      .Case([](tfm::TanhOp) { return UnaryFn::Tanh; })
+      .Case([](tfm::ErfOp) { return UnaryFn::Erf; })
+      .Case([](tfm::AbsOp) { return UnaryFn::Abs; })
+      .Case([](tfm::ReluOp) { return UnaryFn::Relu; })
+      .Case([](tfm::NotOp) { return UnaryFn::Not; })
+      .Case([](tfm::SiluOp) { return UnaryFn::Silu; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+static std::optional<BinaryFn> binaryFn(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<BinaryFn>>(op)
+      .Case([](tfm::AddOp) { return BinaryFn::Add; })
+      .Case([](tfm::SubOp) { return BinaryFn::Sub; })
+      .Case([](tfm::MulOp) { return BinaryFn::Mul; })
+      .Case([](tfm::DivOp) { return BinaryFn::Div; })
+      .Case([](tfm::PowOp) { return BinaryFn::Pow; })
+      .Case([](tfm::MaxOp) { return BinaryFn::Max; })
+      .Case([](tfm::MinOp) { return BinaryFn::Min; })
+      .Case([](tfm::ModOp) { return BinaryFn::Mod; })
+      .Case([](tfm::EqualOp) { return BinaryFn::Equal; })
+      .Case([](tfm::LessOp) { return BinaryFn::Less; })
+      .Case([](tfm::LessOrEqualOp) { return BinaryFn::LessOrEqual; })
+      .Case([](tfm::GreaterOp) { return BinaryFn::Greater; })
+      .Case([](tfm::GreaterOrEqualOp) { return BinaryFn::GreaterOrEqual; })
+      .Case([](tfm::AndOp) { return BinaryFn::And; })
+      .Case([](tfm::OrOp) { return BinaryFn::Or; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+static ArrayRef<int64_t> resultShape(Operation *op) {
+  return llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+}
+
+FailureOr<Tensor> eval::evaluateOp(Operation *op,
+                                   ArrayRef<const Tensor *> operands) {
+  if (std::optional<UnaryFn> fn = unaryFn(op))
+    return unary(*fn, *operands[0]);
+  if (std::optional<BinaryFn> fn = binaryFn(op))
+    return binary(*fn, *operands[0], *operands[1]);
+  using Result = FailureOr<Tensor>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case([](tfm::ConstantOp c) -> Result {
+        return tensorFromAttr(c.getValue());
+      })
+      .Case([&](tfm::CastOp c) -> Result {
+        return eval::cast(*operands[0], resultKind(c));
+      })
+      .Case([&](tfm::WhereOp) -> Result {
+        return where(*operands[0], *operands[1], *operands[2]);
+      })
+      .Case([&](tfm::MatMulOp) -> Result {
+        return matmul(*operands[0], *operands[1]);
+      })
+      .Case([&](tfm::ReduceMeanOp r) -> Result {
+        return reduce(ReduceFn::Mean, *operands[0], r.getAxes(),
+                      r.getKeepdims());
+      })
+      .Case([&](tfm::ReduceSumOp r) -> Result {
+        return reduce(ReduceFn::Sum, *operands[0], r.getAxes(),
+                      r.getKeepdims());
+      })
+      .Case([&](tfm::ReduceMaxOp r) -> Result {
+        return reduce(ReduceFn::Max, *operands[0], r.getAxes(),
+                      r.getKeepdims());
+      })
+      .Case([&](tfm::SoftmaxOp s) -> Result {
+        return softmax(*operands[0], s.getAxis());
+      })
+      .Case([&](tfm::TransposeOp t) -> Result {
+        return transpose(*operands[0], t.getPermutation());
+      })
+      .Case([&](tfm::ReshapeOp r) -> Result {
+        return reshape(*operands[0], resultShape(r));
+      })
+      .Case([&](tfm::ExpandOp e) -> Result {
+        return broadcastTo(*operands[0], resultShape(e));
+      })
+      .Case([&](tfm::ConcatOp c) -> Result {
+        SmallVector<Tensor> parts;
+        for (const Tensor *t : operands)
+          parts.push_back(*t);
+        return concat(parts, c.getAxis());
+      })
+      .Case([&](tfm::SliceOp s) -> Result {
+        return slice(*operands[0], s.getStarts(), s.getEnds(), s.getSteps());
+      })
+      .Case([&](tfm::GatherOp g) -> Result {
+        return gather(*operands[0], *operands[1], g.getAxis());
+      })
+      .Case([&](tfm::ShapeOp s) -> Result {
+        auto shape = llvm::cast<RankedTensorType>(s.getInput().getType()).getShape();
+        Tensor t(ElementKind::I64, {int64_t(shape.size())});
+        for (auto [i, d] : llvm::enumerate(shape))
+          t.data[i] = double(d);
+        return t;
+      })
+      .Case([&](tfm::ConstantOfShapeOp c) -> Result {
+        double value = 0;
+        if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+          value = f.getValueAsDouble();
+        else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+          value = double(i.getValue().getSExtValue());
+        ArrayRef<int64_t> shape = resultShape(c);
+        Tensor t(resultKind(c), {shape.begin(), shape.end()}, value);
+        if (t.kind == ElementKind::F32)
+          t = eval::cast(t, ElementKind::F32);
+        return t;
+      })
+      .Case([&](tfm::RangeOp r) -> Result {
+        return range(resultKind(r), r.getStart().convertToDouble(),
+                     r.getLimit().convertToDouble(),
+                     r.getDelta().convertToDouble());
+      })
+      .Case([&](tfm::TriluOp t) -> Result {
+        return trilu(*operands[0], t.getUpper(), t.getK());
+      })
+      .Case([&](tfm::LinearOp l) -> Result {
+        Tensor weight = l.getTransposeWeight()
+                            ? transpose(*operands[1], {1, 0})
+                            : *operands[1];
+        return matmul(*operands[0], weight);
+      })
+      .Case([&](tfm::EmbedOp) -> Result {
+        return embed(*operands[0], *operands[1]);
+      })
+      .Case([&](tfm::RmsNormOp r) -> Result {
+        return rmsNorm(*operands[0], *operands[1],
+                       r.getEpsilon().convertToDouble());
+      })
+      .Case([&](tfm::RopeOp r) -> Result {
+        return rope(*operands[0], *operands[1], *operands[2],
+                    r.getInterleaved());
+      })
+      .Case([&](tfm::AttentionOp a) -> Result {
+        return attention(*operands[0], *operands[1], *operands[2],
+                         a.getScale().convertToDouble(), a.getCausal());
+      })
+      .Case([&](tfm::SwigluOp) -> Result {
+        return swiglu(*operands[0], *operands[1]);
+      })
+      .Default([](Operation *) -> Result { return failure(); });
+}
+
+static llvm::Error evalError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The op's ONNX node name when the importer recorded one.
+static std::string describe(Operation *op) {
+  std::string text = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    text += " '" + loc.getName().str() + "'";
+  return text;
+}
+
+/// Gather and embed read memory by index: a token id beyond the vocabulary
+/// is an input error, not undefined behaviour.
+static llvm::Error checkIndices(Operation *op,
+                                ArrayRef<const Tensor *> operands) {
+  int64_t axis = 0;
+  if (auto gather = dyn_cast<tfm::GatherOp>(op))
+    axis = gather.getAxis();
+  else if (!isa<tfm::EmbedOp>(op))
+    return llvm::Error::success();
+  int64_t size = operands[0]->shape[axis];
+  for (double index : operands[1]->data)
+    if (index < -size || index >= size)
+      return evalError(describe(op) + ": index " +
+                       llvm::Twine(toIndex(index)) +
+                       " is out of range for a dimension of size " +
+                       llvm::Twine(size));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::map<std::string, Tensor>>
+eval::evaluateFunction(Operation *function,
+                       const std::map<std::string, Tensor> &inputs,
+                       const WeightLoader &loadWeight) {
+  auto func = dyn_cast<func::FuncOp>(function);
+  if (!func || func.getBody().empty())
+    return evalError("expected a func.func with a body");
+  llvm::DenseMap<Value, Tensor> values;
+  for (BlockArgument arg : func.getArguments()) {
+    auto nameAttr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "tfm.name");
+    std::string name = nameAttr ? nameAttr.getValue().str()
+                                : "arg" + std::to_string(arg.getArgNumber());
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      return evalError("input '" + name + "' missing from the inputs");
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
+    if (ArrayRef<int64_t>(it->second.shape) != type.getShape())
+      return evalError("input '" + name + "' has shape [" +
+                       llvm::join(llvm::map_range(it->second.shape,
+                                                  [](int64_t d) {
+                                                    return std::to_string(d);
+                                                  }),
+                                  ", ") +
+                       "], the model expects " +
+                       llvm::Twine(type.getNumElements()) + " elements as " +
+                       [&] {
+                         std::string s;
+                         llvm::raw_string_ostream os(s);
+                         os << type;
+                         return s;
+                       }());
+    values[arg] = eval::cast(it->second, kindOf(type.getElementType()));
+  }
+  std::map<std::string, Tensor> outputs;
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      auto names = func->getAttrOfType<ArrayAttr>("tfm.output_names");
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        std::string name = names && i < names.size()
+                               ? llvm::cast<StringAttr>(names[i]).getValue().str()
+                               : "out" + std::to_string(i);
+        outputs[name] = values.lookup(v);
+      }
+      break;
+    }
+    if (isa<tfm::WeightOp>(op)) {
+      llvm::Expected<Tensor> weight = loadWeight(&op);
+      if (!weight)
+        return weight.takeError();
+      values[op.getResult(0)] = std::move(*weight);
+      continue;
+    }
+    SmallVector<const Tensor *> operands;
+    for (Value operand : op.getOperands()) {
+      auto it = values.find(operand);
+      if (it == values.end())
+        return evalError(describe(&op) + ": operand has no value");
+      operands.push_back(&it->second);
+    }
+    if (llvm::Error error = checkIndices(&op, operands))
+      return std::move(error);
+    FailureOr<Tensor> result = evaluateOp(&op, operands);
+    if (failed(result))
+      return evalError(describe(&op) + ": the host evaluator does not "
+                                        "implement this op");
+    values[op.getResult(0)] = std::move(*result);
+    // Free values no later op reads, so whole models fit in memory.
+    for (Value operand : op.getOperands())
+      if (llvm::all_of(operand.getUsers(), [&](Operation *user) {
+            return user->getBlock() == op.getBlock() &&
+                   (user == &op || user->isBeforeInBlock(&op));
+          }))
+        values.erase(operand);
+  }
+  return outputs;
+}

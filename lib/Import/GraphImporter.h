@@ -1,0 +1,111 @@
+//===- GraphImporter.h - ONNX graph to tfm (private) ------------*- C++ -*-===//
+//
+// Shared between OnnxImporter.cpp (model, inputs, initializers, external
+// data) and OnnxNodes.cpp (one function per ONNX op).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_LIB_IMPORT_GRAPHIMPORTER_H
+#define WAFER_LIB_IMPORT_GRAPHIMPORTER_H
+
+#include "wafer/Eval/Evaluator.h"
+#include "wafer/Import/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace wafer::onnx_import {
+
+llvm::Error fail(const llvm::Twine &message);
+
+/// "[1, 8, 64]".
+std::string shapeText(llvm::ArrayRef<int64_t> shape);
+
+/// The tfm element type of an ONNX data type (int32 and double widen to i64
+/// and f32), or an error naming `what`.
+llvm::Expected<mlir::Type> elementType(mlir::Builder &builder, int dataType,
+                                       const llvm::Twine &what);
+
+/// The values of a TensorProto in any storage form (typed fields, raw_data,
+/// external data below `modelDir`).
+llvm::Expected<eval::Tensor> readTensorProto(const onnx::TensorProto &tensor,
+                                             llvm::StringRef modelDir,
+                                             const llvm::Twine &where);
+
+class GraphImporter {
+public:
+  GraphImporter(llvm::StringRef path, const onnx::ModelProto &model,
+                const OnnxImportOptions &options, mlir::MLIRContext *context);
+
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> run();
+
+private:
+  llvm::Error importInitializers(mlir::Location fileLoc);
+  llvm::Error importNode(const onnx::NodeProto &node, size_t index,
+                         mlir::Location fileLoc);
+  llvm::Expected<llvm::SmallVector<mlir::Value>>
+  importOp(const onnx::NodeProto &node, llvm::ArrayRef<mlir::Value> inputs);
+
+  // Helpers for OnnxNodes.cpp.
+  llvm::Error nodeError(const llvm::Twine &what);
+  const onnx::AttributeProto *attribute(llvm::StringRef name);
+  int64_t intAttr(llvm::StringRef name, int64_t fallback);
+  llvm::Expected<llvm::SmallVector<int64_t>>
+  intsFromAttrOrInput(llvm::StringRef name, llvm::ArrayRef<mlir::Value> inputs,
+                      size_t index, bool &present);
+  llvm::Expected<llvm::SmallVector<int64_t>> knownInts(mlir::Value v,
+                                                       const llvm::Twine &what);
+  llvm::Expected<double> knownScalar(mlir::Value v, const llvm::Twine &what);
+  llvm::Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
+                                    mlir::Type element);
+  /// Builds a tfm op of `resultType` and records its value when every
+  /// operand's value is known and the result is small.
+  template <typename OpTy, typename... Args>
+  mlir::Value create(mlir::Type resultType, Args &&...args);
+  mlir::Value record(mlir::Operation *op);
+  mlir::Value constant(const eval::Tensor &value, mlir::Type element);
+
+  llvm::Expected<mlir::Value> importBinary(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importMatMul(mlir::Value a, mlir::Value b);
+  llvm::Expected<mlir::Value> importGemm(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importReduce(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importReshape(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importSqueeze(llvm::ArrayRef<mlir::Value> in,
+                                            bool unsqueeze);
+  llvm::Expected<mlir::Value> importSlice(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<llvm::SmallVector<mlir::Value>>
+  importSplit(llvm::ArrayRef<mlir::Value> in, size_t outputs);
+  llvm::Expected<mlir::Value> importConstant();
+  llvm::Expected<mlir::Value> importCast(mlir::Value x);
+  llvm::Expected<mlir::Value>
+  sliceAxis(mlir::Value x, int64_t axis, int64_t start, int64_t end,
+            int64_t step);
+
+  std::string path, modelDir;
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  const OnnxImportOptions &options;
+  mlir::MLIRContext *context;
+  mlir::OpBuilder builder;
+  int64_t opset = 1;
+  llvm::StringMap<mlir::Value> values;
+  llvm::DenseMap<mlir::Value, eval::Tensor> known;
+  const onnx::NodeProto *node = nullptr;
+  std::string nodeName;
+  mlir::Location loc;
+};
+
+
+template <typename OpTy, typename... Args>
+mlir::Value GraphImporter::create(mlir::Type resultType,
+                                                      Args &&...args) {
+  return record(builder.create<OpTy>(loc, resultType,
+                                     std::forward<Args>(args)...));
+}
+
+} // namespace wafer::onnx_import
+
+#endif // WAFER_LIB_IMPORT_GRAPHIMPORTER_H

@@ -1,0 +1,163 @@
+//===- EvalCommand.cpp - wafer-run eval: the host reference ---------------===//
+//
+//   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
+//                  [--input-shape NAME=1x16 ...]
+//
+// Evaluates a tfm module (imported, folded, raised or not) on the host with
+// the reference kernels: the golden model later stages are checked against.
+//
+//===----------------------------------------------------------------------===//
+#include "EvalCommand.h"
+
+#include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Eval/Evaluator.h"
+#include "wafer/Import/OnnxImporter.h"
+#include "wafer/Runtime/NDArray.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+using namespace wafer;
+
+static Error evalError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// The module to evaluate: parsed MLIR, or an ONNX model imported.
+static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+loadModule(StringRef path, ArrayRef<std::string> inputShapes,
+           mlir::MLIRContext &context, std::string &firstError) {
+  if (path.ends_with(".onnx")) {
+    OnnxImportOptions options;
+    for (const std::string &text : inputShapes)
+      if (Error error = parseInputShape(text, options))
+        return std::move(error);
+    return importOnnxFile(path, &context, options);
+  }
+  if (!inputShapes.empty())
+    return evalError("--input-shape applies to ONNX models; " + path +
+                     " already has static shapes");
+  if (!sys::fs::exists(path))
+    return evalError(path + ": cannot open: no such file");
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  if (!module)
+    return evalError(firstError.empty() ? path + ": cannot parse" : firstError);
+  return std::move(module);
+}
+
+static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
+                                       mlir::Type element) {
+  bool wantsInt = element.isInteger(64);
+  bool isInt = array.dtype == "int64" || array.dtype == "int32";
+  if (wantsInt != isInt || (!wantsInt && array.dtype != "float32"))
+    return evalError("input '" + name + "' has dtype " + array.dtype +
+                     ", the model expects " +
+                     (wantsInt ? "int64" : "float32"));
+  eval::Tensor tensor(wantsInt ? eval::ElementKind::I64
+                               : eval::ElementKind::F32,
+                      array.shape);
+  std::copy(array.data.begin(), array.data.end(), tensor.data.begin());
+  return tensor;
+}
+
+int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes,
+                          StringRef inputsPath, StringRef outputsPath) {
+  auto fail = [](const Twine &message) {
+    errs() << "error: " << message << "\n";
+    return 1;
+  };
+  mlir::MLIRContext context;
+  context.loadDialect<tfm::TfmDialect, mlir::func::FuncDialect>();
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+        firstError.empty()) {
+      std::string where;
+      if (auto loc = dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+        where = (loc.getFilename().str() + ":" + Twine(loc.getLine()) + ":" +
+                 Twine(loc.getColumn()) + ": ")
+                    .str();
+      firstError = where + diag.str();
+    }
+    return mlir::success();
+  });
+  auto module = loadModule(modelPath, inputShapes, context, firstError);
+  if (!module)
+    return fail(toString(module.takeError()));
+  auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main)
+    return fail(modelPath + ": has no func.func @main");
+  if (inputsPath.empty() && main.getNumArguments() > 0)
+    return fail("--inputs in.npz is required: the model has inputs");
+
+  std::map<std::string, eval::Tensor> inputs;
+  if (!inputsPath.empty()) {
+    Expected<rt::NDArrayMap> arrays = rt::readNpz(inputsPath);
+    if (!arrays)
+      return fail(toString(arrays.takeError()));
+    for (mlir::BlockArgument arg : main.getArguments()) {
+      auto nameAttr =
+          main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "tfm.name");
+      std::string name = nameAttr ? nameAttr.getValue().str()
+                                  : "arg" + std::to_string(arg.getArgNumber());
+      auto it = arrays->find(name);
+      if (it == arrays->end())
+        return fail(inputsPath + ": input '" + name + "' is missing");
+      auto element =
+          cast<mlir::RankedTensorType>(arg.getType()).getElementType();
+      auto tensor = toTensor(name, it->second, element);
+      if (!tensor)
+        return fail(inputsPath + ": " + toString(tensor.takeError()));
+      inputs[name] = std::move(*tensor);
+    }
+  }
+
+  OnnxWeightStore store;
+  std::string moduleDir = sys::path::parent_path(modelPath).str();
+  auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
+    auto weight = cast<tfm::WeightOp>(op);
+    // Relative sources are as the importer saw them: from the working
+    // directory, or next to the module.
+    std::string source = weight.getSource().str();
+    if (!sys::fs::exists(source) && !sys::path::is_absolute(source)) {
+      SmallString<256> beside(moduleDir);
+      sys::path::append(beside, sys::path::filename(source));
+      if (sys::fs::exists(beside))
+        source = beside.str().str();
+    }
+    Expected<WeightData> data = store.load(source, weight.getName());
+    if (!data)
+      return data.takeError();
+    eval::Tensor tensor(eval::ElementKind::F32, data->shape);
+    std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
+    if (ArrayRef<int64_t>(tensor.shape) !=
+        cast<mlir::RankedTensorType>(weight.getType()).getShape())
+      return evalError(source + ": initializer '" + weight.getName() +
+                       "' has a different shape than the module says");
+    return tensor;
+  };
+  auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
+  if (!outputs)
+    return fail(inputsPath + ": " + toString(outputs.takeError()));
+  rt::NDArrayMap arrays;
+  for (auto &[name, tensor] : *outputs) {
+    rt::NDArray array;
+    array.shape = tensor.shape;
+    array.data.assign(tensor.data.begin(), tensor.data.end());
+    arrays[name] = std::move(array);
+  }
+  if (!outputsPath.empty())
+    if (Error error = rt::writeNpz(outputsPath, arrays))
+      return fail(toString(std::move(error)));
+  for (auto &[name, array] : arrays) {
+    outs() << name << ": [";
+    llvm::interleave(array.shape, outs(), ", ");
+    outs() << "]\n";
+  }
+  return 0;
+}

@@ -1,0 +1,17 @@
+//===- EvalCommand.h - wafer-run eval ---------------------------*- C++ -*-===//
+#ifndef WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
+#define WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace wafer {
+/// Runs `wafer-run eval`; returns the exit code (errors printed as one line).
+int runEvalCommand(llvm::StringRef modelPath,
+                   llvm::ArrayRef<std::string> inputShapes,
+                   llvm::StringRef inputsPath, llvm::StringRef outputsPath);
+} // namespace wafer
+
+#endif // WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
