@@ -437,7 +437,12 @@ Value GraphImporter::record(Operation *op) {
       kKnownValueLimit)
     return result;
   SmallVector<const eval::Tensor *> operands;
+  // A shape is known from the type alone, whatever the tensor holds.
   for (Value operand : op->getOperands()) {
+    if (isa<tfm::ShapeOp>(op)) {
+      operands.push_back(nullptr);
+      continue;
+    }
     auto it = known.find(operand);
     if (it == known.end())
       return result;

@@ -4,6 +4,8 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  wafer::registerTfmFoldShapes();
+  wafer::registerTfmRaiseTransformer();
   wafer::registerConvertTfmToMesh();
   wafer::registerConvertMeshToCore();
   wafer::registerMeshPlaceInterleave();

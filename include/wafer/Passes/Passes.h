@@ -14,10 +14,14 @@ namespace wafer {
 
 // Each generated file undefines the macro it reads, so define it per file.
 #define GEN_PASS_DECL
+#include "tfm/Passes.h.inc"
+#define GEN_PASS_DECL
 #include "conversion/Passes.h.inc"
 #define GEN_PASS_DECL
 #include "mesh/Passes.h.inc"
 
+#define GEN_PASS_REGISTRATION
+#include "tfm/Passes.h.inc"
 #define GEN_PASS_REGISTRATION
 #include "conversion/Passes.h.inc"
 #define GEN_PASS_REGISTRATION

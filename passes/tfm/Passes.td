@@ -1,0 +1,73 @@
+//===- Passes.td - tfm passes ------------------------------*- tablegen -*-===//
+#ifndef WAFER_TFM_PASSES
+#define WAFER_TFM_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TfmFoldShapes : Pass<"tfm-fold-shapes", "mlir::func::FuncOp"> {
+  let summary = "Folds the shape computations of exported graphs to constants";
+  let description = [{
+    Exporters compute masks, positions and shapes at run time (Shape,
+    Gather, Concat, Range, ConstantOfShape, Equal, Trilu, Where ...). Once
+    every shape is static those are constants: each op whose operands are
+    all constants (or, for `tfm.shape`, whose input has a static shape) is
+    evaluated with the host kernels and replaced by a `tfm.constant`, as long
+    as the result has at most `max-elements` elements. Reshapes, expands and
+    casts that change nothing are dropped, and dead ops erased.
+
+    Before:
+    ```mlir
+    %s = tfm.shape %ids : tensor<1x8xi64> -> tensor<2xi64>
+    %i = tfm.constant dense<1> : tensor<i64>
+    %n = tfm.gather %s[%i] {axis = 0 : i64} : (tensor<2xi64>, tensor<i64>) -> tensor<i64>
+    %m = tfm.constant_of_shape {value = -3.4e38 : f32} : tensor<8x8xf32>
+    %u = tfm.trilu %m {upper = true, k = 1 : i64} : tensor<8x8xf32>
+    %y = tfm.add %scores, %u : (tensor<1x4x8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+    After:
+    ```mlir
+    %u = tfm.constant dense<[[0.0, -3.4e38, ...], ...]> : tensor<8x8xf32>
+    %y = tfm.add %scores, %u : (tensor<1x4x8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 20",
+           "Largest result (in elements) folded into a constant">,
+  ];
+}
+
+def TfmRaiseTransformer : Pass<"tfm-raise-transformer", "mlir::func::FuncOp"> {
+  let summary = "Recognises transformer building blocks in folded graphs";
+  let description = [{
+    Replaces the subgraphs exporters write for the blocks of a LLaMA by one
+    op each, keeping their exact meaning: `tfm.embed` (Gather of a weight
+    table), `tfm.linear` (MatMul by a weight, possibly transposed),
+    `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms),
+    `tfm.swiglu` (x * sigmoid(x) * up), `tfm.rope` (`x * cos + R(x) * sin`
+    where R is a signed permutation of the last axis: rotate-half or
+    interleaved pairs, recognised by evaluating R on an index probe, so any
+    slicing/splitting/stacking that computes it is accepted), and
+    `tfm.attention` (softmax(q k^T * scale + causal mask) v, with the GQA
+    head repetition, recognised by probing, folded in). Run after
+    tfm-fold-shapes: masks and rotary tables must be constants. Subgraphs
+    that almost match (no epsilon, another axis, an odd rotary width, a mask
+    that is not causal) stay as they are.
+
+    Before:
+    ```mlir
+    %p = tfm.pow %x, %two : (tensor<1x8x64xf32>, tensor<f32>) -> tensor<1x8x64xf32>
+    %m = tfm.reduce_mean %p {axes = array<i64: 2>, keepdims = true} : tensor<1x8x64xf32> -> tensor<1x8x1xf32>
+    %a = tfm.add %m, %eps : (tensor<1x8x1xf32>, tensor<f32>) -> tensor<1x8x1xf32>
+    %s = tfm.sqrt %a : tensor<1x8x1xf32>
+    %r = tfm.div %one, %s : (tensor<f32>, tensor<1x8x1xf32>) -> tensor<1x8x1xf32>
+    %n = tfm.mul %x, %r : (tensor<1x8x64xf32>, tensor<1x8x1xf32>) -> tensor<1x8x64xf32>
+    %y = tfm.mul %w, %n : (tensor<64xf32>, tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = tfm.rms_norm %x, %w {epsilon = 1.0e-05 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+    ```
+  }];
+}
+
+#endif // WAFER_TFM_PASSES

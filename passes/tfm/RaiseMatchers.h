@@ -1,0 +1,47 @@
+//===- RaiseMatchers.h - Helpers of tfm-raise-transformer -------*- C++ -*-===//
+//
+// Analysis only (nothing here rewrites IR): constant values, and probing a
+// data-movement subgraph by evaluating it on an index tensor to learn which
+// input element each output element holds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_PASSES_TFM_RAISEMATCHERS_H
+#define WAFER_PASSES_TFM_RAISEMATCHERS_H
+
+#include "wafer/Eval/Kernels.h"
+
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+namespace wafer::raise {
+
+/// The value of a tfm.constant.
+std::optional<eval::Tensor> constantValue(mlir::Value v);
+
+/// The value of a one-element tfm.constant.
+std::optional<double> scalarConstant(mlir::Value v);
+
+/// The shape of a ranked tensor value.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+
+/// Evaluates the subgraph computing `root` from `leaf` with `leaf` set to
+/// `input`. Only data-movement and sign ops (reshape, expand, transpose,
+/// slice, concat, gather, neg) whose other operands are constants may lie
+/// in between; otherwise (or past `maxOps` ops) there is no answer.
+std::optional<eval::Tensor> probe(mlir::Value root, mlir::Value leaf,
+                                  const eval::Tensor &input, int maxOps = 32);
+
+/// For probes: a tensor of `shape` holding 1, 2, 3, ... (so a probe result
+/// holds each element's source index + 1, negated where the subgraph negates;
+/// 0 marks no source). Empty when f32 cannot hold the indices exactly.
+std::optional<eval::Tensor> indexProbe(llvm::ArrayRef<int64_t> shape);
+
+/// The data-movement input `v` is computed from: follows ops of the kind
+/// `probe` accepts, through their one non-constant operand, and returns
+/// every value met on the way (v first).
+llvm::SmallVector<mlir::Value> dataMovementChain(mlir::Value v);
+
+} // namespace wafer::raise
+
+#endif // WAFER_PASSES_TFM_RAISEMATCHERS_H
