@@ -10,9 +10,9 @@
 #include "onnx/checker.h"
 
 std::optional<std::string>
-wafer::onnx_import::checkModel(const onnx::ModelProto &model) {
+wafer::onnx_import::checkModel(const std::string &path) {
   try {
-    onnx::checker::check_model(model);
+    onnx::checker::check_model(path);
   } catch (const std::exception &e) {
     std::string message = e.what();
     // The checker's messages span lines; errors here are one line.

@@ -8,8 +8,9 @@
 #include <string>
 
 namespace wafer::onnx_import {
-/// Runs onnx::checker::check_model; returns its message when it fails.
-std::optional<std::string> checkModel(const onnx::ModelProto &model);
+/// Runs onnx::checker::check_model on the file (so external data resolves
+/// next to it); returns its message when it fails.
+std::optional<std::string> checkModel(const std::string &path);
 } // namespace wafer::onnx_import
 
 #endif // WAFER_LIB_IMPORT_ONNXCHECKER_H

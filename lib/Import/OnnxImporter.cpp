@@ -71,11 +71,18 @@ llvm::Expected<Type> onnx_import::elementType(Builder &builder, int dataType,
   }
 }
 
-/// Maps `length` bytes at `offset` of a tensor's external data file after
-/// checking that its location stays inside `modelDir`.
-static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
-mapExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
-                const llvm::Twine &where, int64_t expectedBytes) {
+namespace {
+struct ExternalData {
+  std::string file;
+  int64_t offset, length;
+};
+} // namespace
+
+/// Where a tensor's external data lies, after checking that its location
+/// stays inside `modelDir` and the file holds the bytes its shape needs.
+static llvm::Expected<ExternalData>
+locateExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                   const llvm::Twine &where, int64_t expectedBytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &entry : tensor.external_data()) {
@@ -121,9 +128,20 @@ mapExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
     return fail(where + ": external data [" + llvm::Twine(offset) + ", " +
                 llvm::Twine(offset + length) + ") lies beyond the end of '" +
                 file.str() + "' (" + llvm::Twine(fileSize) + " bytes)");
-  auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset);
+  return ExternalData{file.str().str(), offset, length};
+}
+
+/// Maps a tensor's external data (lazily paged in by the OS).
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mapExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                const llvm::Twine &where, int64_t expectedBytes) {
+  auto data = locateExternalData(tensor, modelDir, where, expectedBytes);
+  if (!data)
+    return data.takeError();
+  auto buffer =
+      llvm::MemoryBuffer::getFileSlice(data->file, data->length, data->offset);
   if (!buffer)
-    return fail(where + ": cannot map '" + file.str() +
+    return fail(where + ": cannot map '" + data->file +
                 "': " + buffer.getError().message());
   return std::move(*buffer);
 }
@@ -377,6 +395,14 @@ llvm::Error GraphImporter::importInitializers(Location fileLoc) {
       return fail(where + " has a negative dimension");
     bool isFloat = element->isF32();
     if (isFloat && eval::elementCount(shape) > kConstantInitializerLimit) {
+      // Checked now, read later: a bad location fails the import.
+      if (init.data_location() == onnx::TensorProto::EXTERNAL) {
+        int64_t width = init.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;
+        auto data = locateExternalData(init, modelDir, where,
+                                       eval::elementCount(shape) * width);
+        if (!data)
+          return data.takeError();
+      }
       values[init.name()] = builder.create<tfm::WeightOp>(
           loc, tensorType(shape, *element), init.name(), path);
       continue;
@@ -522,9 +548,13 @@ wafer::importOnnxFile(llvm::StringRef path, MLIRContext *context,
   llvm::Expected<onnx::ModelProto> model = parseModel(path);
   if (!model)
     return model.takeError();
-  if (std::optional<std::string> problem = checkModel(*model))
+  // Our own checks first (they name the node and op), then the checker's.
+  auto module = GraphImporter(path, *model, options, context).run();
+  if (!module)
+    return module.takeError();
+  if (std::optional<std::string> problem = checkModel(path.str()))
     return fail(path + ": the ONNX checker rejects the model: " + *problem);
-  return GraphImporter(path, *model, options, context).run();
+  return module;
 }
 
 struct OnnxWeightStore::Model {
