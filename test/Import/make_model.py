@@ -1,4 +1,5 @@
 """Writes a small ONNX model for the importer tests: argv = path, kind."""
+import os
 import sys
 
 import numpy as np
@@ -28,3 +29,31 @@ if kind == "dynamic":
     graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
           path)
+
+if kind.startswith("ext_") or kind == "no_ir_version":
+    # Variants of the same model that the importer must refuse: w's data
+    # moved to external data at a bad location, or no IR version.
+    m = onnx.load(path)
+    if kind == "no_ir_version":
+        m.ir_version = 0
+    else:
+        init = m.graph.initializer[0]
+        data = numpy_helper.to_array(init).tobytes()
+        location = {"ext_ok": "w.bin", "ext_missing": "absent.bin",
+                    "ext_abs": "/tmp/w.bin", "ext_dotdot": "../w.bin",
+                    "ext_symlink": "link.bin", "ext_short": "short.bin"}[kind]
+        folder = os.path.dirname(os.path.abspath(path))
+        if kind in ("ext_ok", "ext_symlink"):
+            with open(os.path.join(folder, "w.bin"), "wb") as f:
+                f.write(data)
+        if kind == "ext_symlink" and not os.path.lexists(
+                os.path.join(folder, "link.bin")):
+            os.symlink("w.bin", os.path.join(folder, "link.bin"))
+        if kind == "ext_short":
+            with open(os.path.join(folder, "short.bin"), "wb") as f:
+                f.write(data[:100])
+        init.ClearField("raw_data")
+        init.data_location = TensorProto.EXTERNAL
+        entry = init.external_data.add()
+        entry.key, entry.value = "location", location
+    onnx.save(m, path)
