@@ -21,3 +21,4 @@ config.substitutions.append(("%debian_python", "/usr/bin/python3"))
 config.substitutions.append(("%wafer_src", config.wafer_src_root))
 config.substitutions.append(("%inputs",
                              os.path.join(config.test_source_root, "inputs")))
+config.substitutions.append(("%wafer_bin", config.wafer_tools_dir))
