@@ -130,7 +130,7 @@ std::optional<std::pair<Value, double>> matchNormalized(Value normed) {
 bool raiseRmsNorm(tfm::MulOp mul, OpBuilder &b) {
   for (auto [weight, normed] : operandOrders<tfm::MulOp>(mul.getResult())) {
     auto match = matchNormalized(normed);
-    if (!match || !isParameter(weight))
+    if (!match)
       continue;
     Value x = match->first;
     if (shapeOf(weight) != shapeOf(x).take_back() ||
