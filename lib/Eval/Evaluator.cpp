@@ -103,8 +103,27 @@ static ArrayRef<int64_t> resultShape(Operation *op) {
   return llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
 }
 
+/// The first index of a gather or embed outside its dimension, with the
+/// dimension's size: a token id beyond the vocabulary is bad input, never a
+/// read out of bounds.
+static std::optional<std::pair<int64_t, int64_t>>
+outOfRangeIndex(Operation *op, ArrayRef<const Tensor *> operands) {
+  int64_t axis = 0;
+  if (auto gather = dyn_cast<tfm::GatherOp>(op))
+    axis = gather.getAxis();
+  else if (!isa<tfm::EmbedOp>(op))
+    return std::nullopt;
+  int64_t size = operands[0]->shape[axis];
+  for (double index : operands[1]->data)
+    if (index < -size || index >= size)
+      return std::pair{toIndex(index), size};
+  return std::nullopt;
+}
+
 FailureOr<Tensor> eval::evaluateOp(Operation *op,
                                    ArrayRef<const Tensor *> operands) {
+  if (outOfRangeIndex(op, operands))
+    return failure();
   if (std::optional<UnaryFn> fn = unaryFn(op))
     return unary(*fn, *operands[0]);
   if (std::optional<BinaryFn> fn = binaryFn(op))
@@ -225,25 +244,6 @@ static std::string describe(Operation *op) {
   return text;
 }
 
-/// Gather and embed read memory by index: a token id beyond the vocabulary
-/// is an input error, not undefined behaviour.
-static llvm::Error checkIndices(Operation *op,
-                                ArrayRef<const Tensor *> operands) {
-  int64_t axis = 0;
-  if (auto gather = dyn_cast<tfm::GatherOp>(op))
-    axis = gather.getAxis();
-  else if (!isa<tfm::EmbedOp>(op))
-    return llvm::Error::success();
-  int64_t size = operands[0]->shape[axis];
-  for (double index : operands[1]->data)
-    if (index < -size || index >= size)
-      return evalError(describe(op) + ": index " +
-                       llvm::Twine(toIndex(index)) +
-                       " is out of range for a dimension of size " +
-                       llvm::Twine(size));
-  return llvm::Error::success();
-}
-
 llvm::Expected<std::map<std::string, Tensor>>
 eval::evaluateFunction(Operation *function,
                        const std::map<std::string, Tensor> &inputs,
@@ -304,8 +304,10 @@ eval::evaluateFunction(Operation *function,
         return evalError(describe(&op) + ": operand has no value");
       operands.push_back(&it->second);
     }
-    if (llvm::Error error = checkIndices(&op, operands))
-      return std::move(error);
+    if (auto bad = outOfRangeIndex(&op, operands))
+      return evalError(describe(&op) + ": index " + llvm::Twine(bad->first) +
+                       " is out of range for a dimension of size " +
+                       llvm::Twine(bad->second));
     FailureOr<Tensor> result = evaluateOp(&op, operands);
     if (failed(result))
       return evalError(describe(&op) + ": the host evaluator does not "

@@ -54,12 +54,6 @@ std::optional<eval::Tensor> raise::probe(Value root, Value leaf,
         return nullptr;
       operands.push_back(value);
     }
-    if (auto gather = dyn_cast<tfm::GatherOp>(op)) {
-      int64_t size = operands[0]->shape[gather.getAxis()];
-      for (double index : operands[1]->data)
-        if (index < -size || index >= size)
-          return nullptr;
-    }
     FailureOr<eval::Tensor> result = eval::evaluateOp(op, operands);
     if (failed(result))
       return nullptr;

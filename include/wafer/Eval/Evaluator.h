@@ -35,8 +35,8 @@ mlir::DenseElementsAttr attrFromTensor(const Tensor &tensor,
                                        mlir::RankedTensorType type);
 
 /// Evaluates one op from its operands' values. Fails (without a diagnostic)
-/// for ops that need more than their operands: tfm.weight, or ops not of the
-/// tfm dialect.
+/// for ops that need more than their operands (tfm.weight, ops not of the
+/// tfm dialect) and for gathers with an index out of range.
 mlir::FailureOr<Tensor> evaluateOp(mlir::Operation *op,
                                    llvm::ArrayRef<const Tensor *> operands);
 
