@@ -11,7 +11,10 @@ CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b`` or
 a JSON file with the keys of ``LlamaConfig`` (dim, n_layers, n_heads,
 n_kv_heads, ffn_dim, vocab_size, rms_eps, rope_theta, rope_style,
 tie_word_embeddings; the last four are optional).  Every named config uses
-rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints).
+rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
+stories15m ties its output projection to the embedding like llama2.c (the
+exported graph then holds the embedding and a transposed copy, as torch
+folds it).
 
 Writes into DIR:
 
@@ -31,13 +34,27 @@ Writes into DIR:
 
 Weights are deterministic from ``--seed``: normal with std 0.02 for the
 linear and embedding weights, 1 + 0.1 * normal for the RMSNorm weights.
+External data (``auto``: when the initializers exceed 16 MB) goes to one
+file ``<graph>.onnx.data`` next to the graph, referenced by relative path.
+
 ``--weights zeros`` (the default for models over 2 GB) builds every parameter
-as a stride-0 view of one zero element, so that the 8B model traces in a few
-GB of memory; the parameters of the graph are then external initializers in
-one sparse file of zeros (``<graph>.onnx.data``, offsets aligned to 4096).
-The graph has the structure torch produces for real weights with constant
-folding (MatMul with an [in, out] initializer); the summary printed at the
-end compares the op types per layer against a small real-weight export.
+as a stride-0 view of one zero element, so that the 8B model exports in about
+a minute and 2.4 GB of memory.  torch exports it with constant folding as it
+would real weights, with the weights left out as graph inputs (see
+_weights_kept_out); they then become initializers whose data is external, in
+one sparse file of zeros (``<graph>.onnx.data``, created with truncate,
+offsets aligned to 4096), and any Transpose of a weight is replaced by a
+weight of the transposed dims.  The graph has the structure torch produces
+for real weights (MatMul with an [in, out] initializer): the tiny config
+gives the same graph proto both ways, and the summary printed after each
+export compares the op types per layer with a small real-weight export of
+the same kind.  Prefill is traced on one token in that mode (the graph does
+not depend on the traced length).
+
+torch 1.13 notes: repeat_interleave exports wrongly with a dynamic sequence
+dim, so the interleaved RoPE's cos/sin duplication is written stack +
+flatten; the scoped node names (``/model/layers.3/self_attn/...``) give the
+layer of each node.
 """
 
 import argparse
@@ -174,7 +191,11 @@ class LlamaRotaryEmbedding(nn.Module):
         if self.style == "half":
             emb = torch.cat((freqs, freqs), dim=-1)
         else:
-            emb = torch.repeat_interleave(freqs, 2, dim=-1)
+            # GPT-J's repeat_interleave(freqs, 2, dim=-1): (f0, f0, f1, f1, ...).
+            # torch 1.13 exports repeat_interleave as a Loop over a
+            # SplitToSequence (and breaks the expand above), so the same
+            # duplication is written as stack + flatten.
+            emb = torch.stack((freqs, freqs), dim=-1).flatten(-2)
         cos = emb.cos()
         sin = emb.sin()
         return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
@@ -472,17 +493,27 @@ def dynamic_axes(config, graph):
 
 @contextlib.contextmanager
 def _weights_kept_out(weight_inputs):
-    """Makes torch.onnx.export leave the zero-weight parameters as graph inputs.
+    """Lets torch.onnx.export handle stride-0 zero weights (views of ZERO) cheaply.
 
-    torch folds constants (Transpose of an nn.Linear weight becomes an
-    [in, out] initializer, as with real weights: the fold is a view, so it
-    costs nothing) and then deduplicates equal initializers; all-zero weights
-    would be merged.  This wraps that last pass: the zero-weight entries
-    (views of ZERO) skip it and are removed from the parameter dict, so torch
-    declares them as graph inputs without data, recorded in
-    ``weight_inputs`` (name -> shape); every other folded constant (RoPE's
-    inverse frequencies, ...) goes through torch's own pass and is exported
-    with its values.
+    The export runs with constant folding and export_params=True as for real
+    weights, so the graph has the same structure (folding Transpose of an
+    nn.Linear weight into an [in, out] initializer is a view here: free).
+    Three torch internals are wrapped for the duration:
+
+    - the initializer deduplication: all-zero weights of one shape would be
+      merged.  Zero weights skip it and are left out of the parameter dict,
+      so torch declares them as graph inputs without data; they are recorded
+      in ``weight_inputs`` (name -> shape) for attach_zero_weights.  Every
+      other folded constant (from RoPE's inverse frequencies, ...) goes
+      through torch's own pass and is exported with its values.
+    - Tensor.clone: the tracer keeps a clone of every input and parameter
+      (only to warn about modified dict/str inputs), which would materialise
+      each weight; zero weights return themselves (never written).
+    - the ONNX shape inference passes: they copy the value of every parameter
+      a node reads into a one-node ONNX graph (gigabytes, minutes for 8B).  A
+      weight's value never decides a shape, and without it the input keeps
+      its traced type and sizes, so the inferred shapes are the same (the tiny
+      config exports to the same graph proto with zero and random weights).
     """
     original = torch._C._jit_pass_onnx_deduplicate_initializers
     original_clone = torch.Tensor.clone
@@ -495,17 +526,10 @@ def _weights_kept_out(weight_inputs):
         return original(graph, others, is_train)
 
     def clone(self, *args, **kwargs):
-        # The tracer keeps a clone of every input and parameter (only to warn
-        # about modified dict/str inputs); cloning a stride-0 view would
-        # materialise the weight.  The alias is never written.
         if is_zero_weight(self):
             return self
         return original_clone(self, *args, **kwargs)
 
-    # torch's ONNX shape inference copies the value of every parameter a node
-    # reads into a one-node ONNX graph (gigabytes for the 8B model); a weight's
-    # value never decides a shape, and without it the input keeps its traced
-    # type and sizes, so the inferred shapes are the same.
     inference = {}
     for name in ("_jit_pass_onnx_graph_shape_type_inference",
                  "_jit_pass_onnx_node_shape_type_inference"):
@@ -532,6 +556,33 @@ def _remove(path):
         os.remove(path)
 
 
+def set_io_shapes(proto, config, graph):
+    """Writes the documented shapes on the graph inputs and outputs.
+
+    torch's shape inference loses some static dims of the outputs (it names
+    them e.g. 'Castlogits_dim_0'); every output's shape is known, so state it.
+    """
+    seq = "seq" if graph == "prefill" else 1
+    total = "seq" if graph == "prefill" else "past_plus_1"
+    kv = [1, config.n_kv_heads, None, config.head_dim]
+    shapes = {"input_ids": [1, seq], "logits": [1, seq, config.vocab_size]}
+    for i in range(config.n_layers):
+        for name in ("key", "value"):
+            shapes[f"past.{i}.{name}"] = kv[:2] + ["past"] + kv[3:]
+            shapes[f"present.{i}.{name}"] = kv[:2] + [total] + kv[3:]
+    for value in list(proto.graph.input) + list(proto.graph.output):
+        if value.name not in shapes:
+            continue
+        shape = value.type.tensor_type.shape
+        del shape.dim[:]
+        for d in shapes[value.name]:
+            dim = shape.dim.add()
+            if isinstance(d, str):
+                dim.dim_param = d
+            else:
+                dim.dim_value = d
+
+
 def torch_export(model, config, graph, path, example, weights):
     """torch.onnx.export into ``path``; returns {weight input name: shape} for zeros."""
     names = input_names(config, graph)
@@ -553,34 +604,37 @@ def torch_export(model, config, graph, path, example, weights):
 
 
 def fold_weight_transposes(model, weights):
-    """Replaces Transpose(weight input) by a weight of the transposed dims.
+    """Replaces each Transpose of a weight input by a weight of the transposed dims.
 
     torch emits that pair for nn.Linear when it does not fold constants; the
-    data is zero, so the transposed initializer is just a new shape.  With
-    folding (what torch_export does) there is nothing to replace; kept so a
-    graph exported without folding gets the same structure.
+    data is zero, so the transposed initializer is only a new shape (named as
+    the Transpose's output, so its consumers are unchanged).  torch_export
+    folds constants, so there is usually nothing to replace: this keeps the
+    structure right for a graph exported without folding.  ``weights``
+    (name -> shape) is updated in place; weights nothing reads any more are
+    dropped.
     """
     g = model.graph
-    consumers = collections.defaultdict(list)
-    for node in g.node:
-        for name in node.input:
-            consumers[name].append(node)
-    keep = []
+    kept = []
     for node in g.node:
         if node.op_type == "Transpose" and node.input[0] in weights:
             shape = weights[node.input[0]]
             perm = next((list(a.ints) for a in node.attribute if a.name == "perm"),
                         list(reversed(range(len(shape)))))
             weights[node.output[0]] = tuple(shape[p] for p in perm)
-            consumers[node.input[0]].remove(node)
-            continue
-        keep.append(node)
+        else:
+            kept.append(node)
+    if len(kept) == len(g.node):
+        return
     del g.node[:]
-    g.node.extend(keep)
-    for name in [n for n in weights if not consumers.get(n)
-                 and n not in {o.name for o in g.output}]:
-        if not any(name in node.input for node in g.node):
-            del weights[name]
+    g.node.extend(kept)
+    used = {name for node in g.node for name in node.input} | {o.name for o in g.output}
+    unused = [n for n in weights if n not in used]
+    for name in unused:
+        del weights[name]
+    inputs = [i for i in g.input if i.name not in unused]
+    del g.input[:]
+    g.input.extend(inputs)
 
 
 def attach_zero_weights(model, weights, data_name, data_path, external):
@@ -639,6 +693,7 @@ def export_graph(model, config, graph, out_dir, example, weights, external_data)
     _remove(data_path)
     weight_inputs = torch_export(model, config, graph, path, example, weights)
     proto = onnx.load(path)
+    set_io_shapes(proto, config, graph)
     if weights == "zeros":
         fold_weight_transposes(proto, weight_inputs)
         nbytes = sum(4 * int(np.prod(s, dtype=np.int64)) for s in weight_inputs.values())
@@ -657,6 +712,8 @@ def export_graph(model, config, graph, out_dir, example, weights, external_data)
             onnx.save_model(proto, path, save_as_external_data=True,
                             all_tensors_to_one_file=True, location=data_name,
                             size_threshold=1024)
+        else:
+            onnx.save_model(proto, path)
     onnx.checker.check_model(path)
     return path, external
 
