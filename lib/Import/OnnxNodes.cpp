@@ -56,7 +56,7 @@ GraphImporter::importOp(const onnx::NodeProto &n, ArrayRef<Value> inputs) {
         {"ReduceMean", {1, 2}}, {"ReduceSum", {1, 2}}, {"ReduceMax", {1, 2}},
         {"Softmax", {1, 1}}, {"Transpose", {1, 1}}, {"Reshape", {2, 2}},
         {"Squeeze", {1, 2}}, {"Unsqueeze", {1, 2}}, {"Flatten", {1, 1}},
-        {"Expand", {2, 2}}, {"Concat", {1, 1 << 20}}, {"Slice", {1, 5}},
+        {"Expand", {2, 2}}, {"Tile", {2, 2}}, {"Concat", {1, 1 << 20}}, {"Slice", {1, 5}},
         {"Split", {1, 2}}, {"Gather", {2, 2}}, {"Shape", {1, 1}},
         {"ConstantOfShape", {1, 1}}, {"Range", {3, 3}}, {"Trilu", {1, 2}},
         {"Constant", {0, 0}}};
@@ -181,6 +181,33 @@ GraphImporter::importOp(const onnx::NodeProto &n, ArrayRef<Value> inputs) {
       return nodeError("input does not broadcast to the shape");
     return SmallVector<Value>{
         create<tfm::ExpandOp>(tensorType(*shape, elementOf(x)), x)};
+  }
+  if (op == "Tile") {
+    // Tile is data movement: [s0, s1, ...] -> reshape [1, s0, 1, s1, ...]
+    // -> expand [r0, s0, r1, s1, ...] -> reshape [r0*s0, r1*s1, ...].
+    auto repeats = knownInts(inputs[1], "the repeats");
+    if (!repeats)
+      return repeats.takeError();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    if (repeats->size() != shape.size())
+      return nodeError("repeats has " + llvm::Twine(repeats->size()) +
+                       " entries for a rank-" + llvm::Twine(shape.size()) +
+                       " input");
+    if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
+      return SmallVector<Value>{x};
+    SmallVector<int64_t> spread, expanded, tiled;
+    for (auto [size, repeat] : llvm::zip(shape, *repeats)) {
+      if (repeat < 0)
+        return nodeError("repeats must not be negative");
+      spread.append({1, size});
+      expanded.append({repeat, size});
+      tiled.push_back(repeat * size);
+    }
+    Type element = elementOf(x);
+    Value v = create<tfm::ReshapeOp>(tensorType(spread, element), x);
+    v = create<tfm::ExpandOp>(tensorType(expanded, element), v);
+    return SmallVector<Value>{
+        create<tfm::ReshapeOp>(tensorType(tiled, element), v)};
   }
   if (op == "Concat") {
     for (Value v : inputs)

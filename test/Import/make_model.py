@@ -8,6 +8,20 @@ from onnx import TensorProto, helper, numpy_helper
 
 path, kind = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(0)
+if kind in ("tile", "tile_bad"):
+    # Tile x [2, 3, 4] by [2, 1, 3] (tile_bad: one repeat short).
+    repeats = [2, 1, 3] if kind == "tile" else [2, 1]
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile_node")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 12])],
+        [numpy_helper.from_array(np.array(repeats, np.int64), "repeats")])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    np.savez(path + ".in.npz", x=x)
+    np.savez(path + ".ref.npz", y=np.tile(x, repeats if kind == "tile" else 1))
+    sys.exit(0)
 w = numpy_helper.from_array(rng.standard_normal((6, 48)).astype(np.float32), "w")
 if kind == "typed":
     # The typed-field form: values in float_data instead of raw_data.
