@@ -206,8 +206,11 @@ struct Core {
   int32_t waitChannel = -1, waitColor = -1;
   /// Kernel cycles, words and messages since the last mark.
   int64_t compute = 0, words = 0, messages = 0;
-  /// Remaining iterations of the enclosing loops, innermost last.
-  SmallVector<int64_t, 2> loops;
+  /// The enclosing loops, innermost last.
+  struct Loop {
+    int64_t count = 0, iteration = 0;
+  };
+  SmallVector<Loop, 2> loops;
   std::optional<Outgoing> outbox;
   SmallVector<MarkRecord, 1> marks;
   std::string error;
@@ -535,7 +538,10 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
   }
   case Step::LoopBegin:
   case Step::Branch: {
-    Expected<int64_t> v = exprs[op.expr].evaluate(env(id));
+    ExprEnv e = env(id);
+    if (!c.loops.empty())
+      e.i = c.loops.back().iteration;
+    Expected<int64_t> v = exprs[op.expr].evaluate(e);
     if (!v)
       return fail(toString(v.takeError()));
     if (op.kind == Step::LoopBegin && *v < 0)
@@ -546,11 +552,11 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
       return true;
     }
     if (op.kind == Step::LoopBegin)
-      c.loops.push_back(*v);
+      c.loops.push_back({*v, 0});
     break;
   }
   case Step::LoopEnd:
-    if (--c.loops.back() > 0) {
+    if (++c.loops.back().iteration < c.loops.back().count) {
       c.pc = op.jump + 1;
       return true;
     }

@@ -18,7 +18,7 @@ using namespace llvm;
 
 namespace wafer::rt {
 
-enum class Var : uint8_t { X, Y, LX, LY, W, H };
+enum class Var : uint8_t { X, Y, LX, LY, W, H, I };
 
 enum class BinOp : uint8_t {
   Add,
@@ -203,10 +203,11 @@ private:
                                    .Case("ly", Var::LY)
                                    .Case("W", Var::W)
                                    .Case("H", Var::H)
+                                   .Case("i", Var::I)
                                    .Default(std::nullopt);
       if (!var) {
         pos = start;
-        fail(formatv("unknown variable '{0}' (known: x y lx ly W H)", name));
+        fail(formatv("unknown variable '{0}' (known: x y lx ly W H i)", name));
         return nullptr;
       }
       auto n = std::make_unique<Node>();
@@ -270,6 +271,9 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
       break;
     case Var::H:
       out = env.H;
+      break;
+    case Var::I:
+      out = env.i;
       break;
     }
     return true;

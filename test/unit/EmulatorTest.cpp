@@ -204,6 +204,39 @@ TEST(Emulator, ExpressionErrorsNameTheCore) {
             "core (1,0): repeat count -2 of 'x - 3' is negative");
 }
 
+TEST(Emulator, RepeatIterationIsVariableI) {
+  // Core x doubles its value in iteration x of the outer loop (i of the
+  // outer repeat), and adds it to itself twice more in an inner loop
+  // whose i shadows the outer one only inside it.
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 4;
+  p.buffers = {{"v", 1, DType::F32, 0}};
+  Instr when;
+  when.op = Opcode::When;
+  when.expr = "i == x";
+  when.body = {instr(Opcode::Add, {0, 0, 0})};
+  Instr innerWhen = when;
+  innerWhen.expr = "i == 1";
+  p.roles = {{"all",
+              wholeGrid(1, 4),
+              {repeat("3", {when, repeat("2", {innerWhen})}), mark(0)}}};
+  HostTensor v;
+  v.name = "v";
+  v.shape = v.sourceShape = {4};
+  v.buffer = 0;
+  v.layout = {{Axis::X, 4}};
+  p.inputs = {v};
+  p.outputs = {v};
+  p.ops = {{"loop", "map", "add"}};
+  RunResult r = run(p, iotaInput("v", {4}));
+  ASSERT_EQ(r.outputs.count("v"), 1u);
+  // Three inner doublings everywhere; one outer doubling on cores 0..2.
+  EXPECT_EQ(r.outputs.at("v").data,
+            (std::vector<float>{0.0f, 16.0f, 32.0f, 24.0f}));
+}
+
 /// A 16x16 MeshGEMM-like loop: every step multiplies local tiles and shifts
 /// A along x and B along y on interleaved rings.
 Program shiftGemmProgram(int64_t n, int64_t steps) {

@@ -13,6 +13,8 @@ namespace wafer::rt {
 /// Values an expression may read (see Instr in Program.h for the grammar).
 struct ExprEnv {
   int64_t x = 0, y = 0, lx = 0, ly = 0, W = 1, H = 1;
+  /// Iteration number (from 0) of the innermost enclosing repeat; 0 outside.
+  int64_t i = 0;
 };
 
 /// A parsed expression, evaluated many times.

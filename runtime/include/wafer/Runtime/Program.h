@@ -134,7 +134,8 @@ enum class Opcode : uint8_t {
 
 /// One instruction. Expressions are integer expressions over the core's
 /// coordinates: variables x, y (physical), lx, ly (position on the logical
-/// ring of the axis: see Program::interleave), W, H (grid size); integer
+/// ring of the axis: see Program::interleave), W, H (grid size), i (the
+/// iteration, from 0, of the innermost enclosing repeat; 0 outside); integer
 /// literals; + - * / % (truncating), == != < <= > >=, && || !, unary -,
 /// parentheses.
 struct Instr {
