@@ -60,6 +60,13 @@ static LogicalResult verifyBroadcastBinary(BinaryOp op) {
            << lhs << " and " << rhs << " do not broadcast";
   if (failed(expectShape(op, *shape)))
     return failure();
+  if (lhs.getElementType() != rhs.getElementType())
+    return op.emitOpError("operands have different element types");
+  bool isLogical = isa<AndOp, OrOp>(op.getOperation());
+  if (!isa<EqualOp>(op.getOperation()) &&
+      isLogical != lhs.getElementType().isInteger(1))
+    return op.emitOpError(isLogical ? "operands must be i1"
+                                    : "operands must be numbers, not i1");
   bool isPredicate =
       isa<EqualOp, LessOp, LessOrEqualOp, GreaterOp, GreaterOrEqualOp, AndOp,
           OrOp>(op.getOperation());
@@ -214,14 +221,24 @@ LogicalResult SliceOp::verify() {
     int64_t start = getStarts()[d], end = getEnds()[d], step = getSteps()[d];
     if (step == 0)
       return emitOpError("step of dimension ") << d << " is zero";
-    if (start < -1 || start > size || end < -1 || end > size)
+    // Normalised as the evaluator reads them: a forward slice starts and
+    // ends in [0, size], a backward one in [-1, size - 1].
+    int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? size : size - 1;
+    if (start < lo || start > hi || end < lo || end > hi)
       return emitOpError("start and end of dimension ")
-             << d << " must be normalised into [-1, " << size << "]";
+             << d << " must be normalised into [" << lo << ", " << hi
+             << "] for step " << step;
     expected.push_back(sliceLength(start, end, step));
   }
   if (failed(expectShape(*this, expected)))
     return failure();
   return expectElement(*this, elementOf(getInput()));
+}
+
+LogicalResult TriluOp::verify() {
+  if (shapeOf(getInput()).size() < 2)
+    return emitOpError("input must have rank 2 or more");
+  return success();
 }
 
 LogicalResult GatherOp::verify() {
@@ -251,9 +268,14 @@ LogicalResult RangeOp::verify() {
   double delta = getDelta().convertToDouble();
   if (delta == 0)
     return emitOpError("delta is zero");
-  int64_t count =
-      std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
-  return expectShape(*this, {count});
+  double length = std::ceil((limit - start) / delta);
+  // Also rejects NaN and infinities before the conversion to an integer.
+  if (!(length <= double(int64_t(1) << 40)))
+    return emitOpError("has no finite length below 2^40");
+  if (elementOf(getResult()).isInteger(64) &&
+      (start != std::trunc(start) || delta != std::trunc(delta)))
+    return emitOpError("start and delta of an integer range must be integers");
+  return expectShape(*this, {std::max<int64_t>(int64_t(length), 0)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -285,8 +307,8 @@ LogicalResult RmsNormOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput());
   if (input.empty() || shapeOf(getWeight()) != input.take_back())
     return emitOpError("weight must have the input's last dimension");
-  if (getEpsilon().convertToDouble() < 0)
-    return emitOpError("epsilon must not be negative");
+  if (!(getEpsilon().convertToDouble() >= 0))
+    return emitOpError("epsilon must not be negative or NaN");
   return expectShape(*this, input);
 }
 

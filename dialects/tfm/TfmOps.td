@@ -10,6 +10,8 @@ include "mlir/IR/BuiltinAttributes.td"
 def Tfm_F32Tensor : StaticShapeTensorOf<[F32]>;
 def Tfm_Tensor : StaticShapeTensorOf<[F32, I64, I1]>;
 def Tfm_IndexTensor : StaticShapeTensorOf<[I64]>;
+def Tfm_NumberTensor : StaticShapeTensorOf<[F32, I64]>;
+def Tfm_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
   let summary = "A reference to a weight in a weight store";
@@ -50,7 +52,8 @@ def Tfm_ConstantOp : Tfm_Op<"constant",
 // Element-wise ops
 //===----------------------------------------------------------------------===//
 
-class Tfm_UnaryOp<string mnemonic, string formula>
+class Tfm_UnaryOp<string mnemonic, string formula,
+                  TypeConstraint tensor = Tfm_F32Tensor>
     : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "Element-wise " # formula;
   let description = [{
@@ -58,12 +61,12 @@ class Tfm_UnaryOp<string mnemonic, string formula>
     %y = tfm.}] # mnemonic # [{ %x : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Tfm_Tensor:$input);
-  let results = (outs Tfm_Tensor:$result);
+  let arguments = (ins tensor:$input);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Tfm_NegOp : Tfm_UnaryOp<"neg", "-x">;
+def Tfm_NegOp : Tfm_UnaryOp<"neg", "-x", Tfm_NumberTensor>;
 def Tfm_SqrtOp : Tfm_UnaryOp<"sqrt", "sqrt(x)">;
 def Tfm_ReciprocalOp : Tfm_UnaryOp<"reciprocal", "1 / x">;
 def Tfm_SigmoidOp : Tfm_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
@@ -72,9 +75,9 @@ def Tfm_CosOp : Tfm_UnaryOp<"cos", "cos(x)">;
 def Tfm_SinOp : Tfm_UnaryOp<"sin", "sin(x)">;
 def Tfm_TanhOp : Tfm_UnaryOp<"tanh", "tanh(x)">;
 def Tfm_ErfOp : Tfm_UnaryOp<"erf", "erf(x)">;
-def Tfm_AbsOp : Tfm_UnaryOp<"abs", "|x|">;
+def Tfm_AbsOp : Tfm_UnaryOp<"abs", "|x|", Tfm_NumberTensor>;
 def Tfm_ReluOp : Tfm_UnaryOp<"relu", "max(x, 0)">;
-def Tfm_NotOp : Tfm_UnaryOp<"not", "logical not (i1)">;
+def Tfm_NotOp : Tfm_UnaryOp<"not", "logical not", Tfm_BoolTensor>;
 def Tfm_SiluOp : Tfm_UnaryOp<"silu", "x * sigmoid(x) (raised)">;
 
 def Tfm_CastOp : Tfm_Op<"cast", [Pure]> {
@@ -136,7 +139,7 @@ def Tfm_WhereOp : Tfm_Op<"where", [Pure]> {
     %y = tfm.where %mask, %a, %b : (tensor<8x8xi1>, tensor<f32>, tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[I1]>:$condition, Tfm_Tensor:$lhs,
+  let arguments = (ins Tfm_BoolTensor:$condition, Tfm_Tensor:$lhs,
                        Tfm_Tensor:$rhs);
   let results = (outs Tfm_Tensor:$result);
   let assemblyFormat = [{
@@ -349,12 +352,13 @@ def Tfm_RangeOp : Tfm_Op<"range", [Pure]> {
     ```
   }];
   let arguments = (ins F64Attr:$start, F64Attr:$limit, F64Attr:$delta);
-  let results = (outs RankedTensorOf<[F32, I64]>:$result);
+  let results = (outs Tfm_NumberTensor:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
 def Tfm_TriluOp : Tfm_Op<"trilu", [Pure, SameOperandsAndResultType]> {
+  let hasVerifier = 1;
   let summary = "Keeps the upper or lower triangle of the last two dims";
   let description = [{
     ONNX Trilu: `upper` keeps elements with `j - i >= k`, lower keeps

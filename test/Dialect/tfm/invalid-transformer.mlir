@@ -137,7 +137,7 @@ func.func @rms_norm_scalar(%x: tensor<f32>, %w: tensor<f32>) {
 // -----
 
 func.func @rms_norm_epsilon(%x: tensor<1x8x64xf32>, %w: tensor<64xf32>) {
-  // expected-error @+1 {{'tfm.rms_norm' op epsilon must not be negative}}
+  // expected-error @+1 {{'tfm.rms_norm' op epsilon must not be negative or NaN}}
   %n = tfm.rms_norm %x, %w {epsilon = -1.0e-05 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
   return
 }
@@ -336,5 +336,13 @@ func.func @swiglu_element_type(%gate: tensor<4xi64>, %up: tensor<4xi64>) {
 func.func @silu_result(%x: tensor<1x8x172xf32>) {
   // expected-error @+1 {{'tfm.silu' op requires the same type for all operands and results}}
   %h = "tfm.silu"(%x) : (tensor<1x8x172xf32>) -> tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon_nan(%x: tensor<1x8x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'tfm.rms_norm' op epsilon must not be negative or NaN}}
+  %n = tfm.rms_norm %x, %w {epsilon = 0x7FF8000000000000 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
   return
 }

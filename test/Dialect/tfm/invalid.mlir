@@ -129,7 +129,7 @@ func.func @unary_result_type(%a: tensor<4xf32>) {
 // -----
 
 func.func @unary_element_type(%a: tensor<4xf16>) {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<4xf16>'}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<4xf16>'}}
   %y = tfm.exp %a : tensor<4xf16>
   return
 }
@@ -209,7 +209,7 @@ func.func @where_condition_shape(%c: tensor<3xi1>, %a: tensor<4xf32>, %b: tensor
 // -----
 
 func.func @where_condition_type(%c: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
   %y = tfm.where %c, %a, %b : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -537,7 +537,7 @@ func.func @slice_step_zero(%x: tensor<1x4x16xf32>) {
 // -----
 
 func.func @slice_start_range(%x: tensor<1x4x16xf32>) {
-  // expected-error @+1 {{'tfm.slice' op start and end of dimension 1 must be normalised into [-1, 4]}}
+  // expected-error @+1 {{'tfm.slice' op start and end of dimension 1 must be normalised into [0, 4] for step 1}}
   %y = tfm.slice %x starts [0, -2, 8] ends [1, 4, 16] steps [1, 1, 1] : tensor<1x4x16xf32> -> tensor<1x6x8xf32>
   return
 }
@@ -545,7 +545,7 @@ func.func @slice_start_range(%x: tensor<1x4x16xf32>) {
 // -----
 
 func.func @slice_end_range(%x: tensor<1x4x16xf32>) {
-  // expected-error @+1 {{start and end of dimension 2 must be normalised into [-1, 16]}}
+  // expected-error @+1 {{start and end of dimension 2 must be normalised into [0, 16] for step 1}}
   %y = tfm.slice %x starts [0, 0, 8] ends [1, 4, 17] steps [1, 1, 1] : tensor<1x4x16xf32> -> tensor<1x4x9xf32>
   return
 }
@@ -562,7 +562,7 @@ func.func @slice_result(%x: tensor<1x4x16xf32>) {
 
 func.func @slice_negative_step_result(%x: tensor<8xi64>) {
   // expected-error @+1 {{'tfm.slice' op result shape must be [0]}}
-  %y = tfm.slice %x starts [0] ends [8] steps [-1] : tensor<8xi64> -> tensor<8xi64>
+  %y = tfm.slice %x starts [0] ends [7] steps [-1] : tensor<8xi64> -> tensor<8xi64>
   return
 }
 
@@ -686,7 +686,7 @@ func.func @range_empty() {
 // -----
 
 func.func @range_element_type() {
-  // expected-error @+1 {{result #0 must be ranked tensor of 32-bit float or 64-bit signless integer values, but got 'tensor<8xi1>'}}
+  // expected-error @+1 {{result #0 must be statically shaped tensor of 32-bit float or 64-bit signless integer values, but got 'tensor<8xi1>'}}
   %p = tfm.range {start = 0.0, limit = 8.0, delta = 1.0} : tensor<8xi1>
   return
 }
@@ -696,5 +696,101 @@ func.func @range_element_type() {
 func.func @range_attribute_type() {
   // expected-error @+1 {{attribute 'delta' failed to satisfy constraint: 64-bit float attribute}}
   %p = tfm.range {start = 0.0, limit = 8.0, delta = 1 : i64} : tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @binary_mixed_elements(%a: tensor<4xf32>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{operands have different element types}}
+  %y = tfm.add %a, %b : (tensor<4xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @and_of_floats(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operands must be i1}}
+  %y = tfm.and %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @add_of_bools(%a: tensor<4xi1>, %b: tensor<4xi1>) {
+  // expected-error @+1 {{operands must be numbers, not i1}}
+  %y = tfm.add %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @not_of_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor of 1-bit signless integer values}}
+  %y = tfm.not %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sqrt_of_bool(%a: tensor<4xi1>) {
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values}}
+  %y = tfm.sqrt %a : tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @trilu_vector(%a: tensor<8xf32>) {
+  // expected-error @+1 {{input must have rank 2 or more}}
+  %y = tfm.trilu %a {upper = true, k = 0 : i64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_forward_from_minus_one(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be normalised into [0, 4] for step 1}}
+  %y = tfm.slice %a starts [-1] ends [2] steps [1] : tensor<4xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_backward_from_size(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be normalised into [-1, 3] for step -1}}
+  %y = tfm.slice %a starts [4] ends [0] steps [-1] : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @range_infinite() {
+  // expected-error @+1 {{has no finite length below 2^40}}
+  %r = tfm.range {start = 0.0 : f64, limit = 0x7FF0000000000000 : f64, delta = 1.0 : f64} : tensor<0xi64>
+  return
+}
+
+// -----
+
+func.func @range_nan() {
+  // expected-error @+1 {{has no finite length below 2^40}}
+  %r = tfm.range {start = 0.0 : f64, limit = 0x7FF8000000000000 : f64, delta = 1.0 : f64} : tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @range_fractional_integers() {
+  // expected-error @+1 {{start and delta of an integer range must be integers}}
+  %r = tfm.range {start = 0.5 : f64, limit = 4.0 : f64, delta = 1.0 : f64} : tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @where_dynamic_condition(%c: tensor<?xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{must be statically shaped tensor of 1-bit signless integer values}}
+  %y = tfm.where %c, %a, %a : (tensor<?xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
