@@ -84,21 +84,49 @@ def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
   }];
 }
 
-def Mesh_KTreeAttr : Mesh_Attr<"KTree", "ktree"> {
-  let summary = "K-tree allreduce (paper section 6): K levels of group reductions";
+def Mesh_AllreduceAlgorithm : I32EnumAttr<"AllreduceAlgorithm",
+    "allreduce algorithm of a distributed GEMV", [
+      I32EnumAttrCase<"ktree", 0>,
+      I32EnumAttrCase<"pipeline", 1>,
+      I32EnumAttrCase<"ring", 2>
+    ]> {
+  let cppNamespace = "::wafer::mesh";
+  let genSpecializedAttr = 0;
+}
+
+def Mesh_AllreduceAttr : Mesh_Attr<"Allreduce", "allreduce"> {
+  let summary = "How a distributed GEMV combines its partial sums";
   let description = [{
+    - `ktree, k = K` (paper section 6): K levels of group reductions, groups
+      of g = ceil(H^(1/K)) cores reduced as chains, then one broadcast.
+    - `pipeline` (the paper's pipeline allreduce baseline): one chain over
+      the whole column towards its first core, then the broadcast; the
+      K-tree with K = 1.
+    - `ring` (the paper's ring allreduce baseline): H - 1 steps in which
+      every core passes the partial sum it last received to the previous
+      ring position and adds the one it receives.
     ```mlir
-    #mesh.ktree<2>
+    #mesh.allreduce<ktree, k = 2>
+    #mesh.allreduce<pipeline>
+    #mesh.allreduce<ring>
     ```
   }];
-  let parameters = (ins "int64_t":$k);
-  let assemblyFormat = "`<` $k `>`";
+  let parameters = (ins
+    EnumParameter<Mesh_AllreduceAlgorithm>:$algorithm,
+    DefaultValuedParameter<"int64_t", "0">:$k);
+  let assemblyFormat = "`<` $algorithm (`,` `k` `=` $k^)? `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The K of the K-tree this allreduce runs (pipeline: 1); 0 for ring.
+    int64_t getTreeK() const;
+  }];
 }
 
 def Mesh_GemmAlgorithm : I32EnumAttr<"GemmAlgorithm",
     "distributed GEMM algorithm", [
-      I32EnumAttrCase<"meshgemm", 0>
+      I32EnumAttrCase<"meshgemm", 0>,
+      I32EnumAttrCase<"cannon", 1>,
+      I32EnumAttrCase<"summa", 2>
     ]> {
   let cppNamespace = "::wafer::mesh";
   let genSpecializedAttr = 0;

@@ -215,14 +215,30 @@ LayoutAttr LayoutAttr::withInterleave(bool interleave) const {
 }
 
 //===----------------------------------------------------------------------===//
-// KTreeAttr
+// AllreduceAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult KTreeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                int64_t k) {
-  if (k < 1)
+LogicalResult
+AllreduceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      AllreduceAlgorithm algorithm, int64_t k) {
+  if (algorithm == AllreduceAlgorithm::ktree && k < 1)
     return emitError() << "K-tree needs K >= 1, got " << k;
+  if (algorithm != AllreduceAlgorithm::ktree && k != 0)
+    return emitError() << stringifyAllreduceAlgorithm(algorithm)
+                       << " allreduce takes no K";
   return success();
+}
+
+int64_t AllreduceAttr::getTreeK() const {
+  switch (getAlgorithm()) {
+  case AllreduceAlgorithm::ktree:
+    return getK();
+  case AllreduceAlgorithm::pipeline:
+    return 1;
+  case AllreduceAlgorithm::ring:
+    return 0;
+  }
+  llvm_unreachable("unknown allreduce algorithm");
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,7 +11,7 @@ def Mesh_Dialect : Dialect {
     Tensors carry a `#mesh.layout` encoding that says how each dimension is
     split over the grid. Ops are distributed algorithms with an explicit
     algorithm choice (`mesh.gemm {algorithm = meshgemm}`,
-    `mesh.gemv {allreduce = #mesh.ktree<2>}`), so baselines and WaferLLM's
+    `mesh.gemv {allreduce = #mesh.allreduce<ktree, k = 2>}`), so baselines and WaferLLM's
     methods live side by side.
 
     A module compiled for the mesh carries two attributes: `mesh.grid`

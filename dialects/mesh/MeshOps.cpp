@@ -141,9 +141,14 @@ LogicalResult GemmOp::verify() {
       failed(expectLayout(*this, getResult(), "result", {Y, X}, {h, w})) ||
       failed(expectSameInterleave(*this)))
     return failure();
-  if (getColors() && getColors()->size() != 2)
-    return emitOpError("needs 2 routing colors (x ring, y ring), got ")
-           << getColors()->size();
+  if (getAlgorithm() == GemmAlgorithm::summa && h != w)
+    return emitOpError("summa needs a square grid, got ") << h << "x" << w;
+  size_t families = getAlgorithm() == GemmAlgorithm::summa ? 4 : 2;
+  if (getColors() && getColors()->size() != families)
+    return emitOpError("needs ")
+           << families << " routing colors ("
+           << (families == 4 ? "east, west, south, north" : "x ring, y ring")
+           << "), got " << getColors()->size();
   return verifyColors(*this, getColors());
 }
 

@@ -53,8 +53,21 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
     `[y:H, x:W]`. Each core aligns its operands (row r shifts A by r,
     column c shifts B by c) and runs N compute-shift steps, A shifting
     along the x ring and B along the y ring; with interleaved placement
-    every transfer is at most 2 hops. `colors` holds the first routing
-    color of the x ring and the y ring once `mesh-allocate-routes` ran.
+    every transfer is at most 2 hops.
+
+    The paper's baselines (section 5.2) take the same operands:
+    - `cannon`: the same cyclic shifting without INTERLEAVE (the module's
+      placement is the identity), so the wrap-around message crosses the
+      whole row or column in every step.
+    - `summa` (square grids): in step s the cores holding block column s
+      of A broadcast it along their rows and those holding block row s of
+      B along their columns, hop by hop, every core receiving and
+      forwarding in software (paying the relay cycles), then every core
+      multiplies the received tiles.
+
+    `colors` holds the first routing color of each message-path family
+    (meshgemm, cannon: x ring, y ring; summa: east, west, south, north)
+    once `mesh-allocate-routes` ran.
 
     ```mlir
     %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>}
@@ -78,20 +91,21 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
   let description = [{
     MeshGEMV (paper section 6): x is `[*, y:H]` (split along y, replicated
     along x), W is `[y:H, x:W]`, y is `[*, x:W]`. Each core multiplies its
-    tiles; the partial sums of a column are combined with a K-tree
-    allreduce and broadcast back down the column. `colors` holds the first
-    routing color of each K-tree level and of the broadcast once
+    tiles; the partial sums of a column are combined with the `allreduce`
+    (`#mesh.allreduce`: K-tree, or the pipeline and ring baselines).
+    `colors` holds the first routing color of each message-path family
+    (one per tree level and the broadcast; ring: the y ring) once
     `mesh-allocate-routes` ran.
 
     ```mlir
-    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>}
+    %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>}
         : tensor<1x300xf32, #mesh.layout<[*, y:6]>>,
           tensor<300x200xf32, #mesh.layout<[y:6, x:6]>>
        -> tensor<1x200xf32, #mesh.layout<[*, x:6]>>
     ```
   }];
   let arguments = (ins Mesh_DistTensor:$lhs, Mesh_DistTensor:$rhs,
-                       Mesh_KTreeAttr:$allreduce,
+                       Mesh_AllreduceAttr:$allreduce,
                        OptionalAttr<DenseI32ArrayAttr>:$colors);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = [{

@@ -17,17 +17,38 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
                           bool interleave) {
   int64_t h = grid.getHeight(), w = grid.getWidth();
   std::vector<ChannelFamily> families;
-  if (mlir::isa<mesh::GemmOp>(op)) {
+  if (auto gemm = mlir::dyn_cast<mesh::GemmOp>(op)) {
+    if (gemm.getAlgorithm() == mesh::GemmAlgorithm::summa) {
+      families.push_back(makeFamily("east_x", rt::Axis::X,
+                                    rt::neighborPaths(w, true)));
+      families.push_back(makeFamily("west_x", rt::Axis::X,
+                                    rt::neighborPaths(w, false)));
+      families.push_back(makeFamily("south_y", rt::Axis::Y,
+                                    rt::neighborPaths(h, true)));
+      families.push_back(makeFamily("north_y", rt::Axis::Y,
+                                    rt::neighborPaths(h, false)));
+      return families;
+    }
     families.push_back(makeFamily("ring_x", rt::Axis::X,
                                   rt::ringShiftPaths(w, interleave)));
     families.push_back(makeFamily("ring_y", rt::Axis::Y,
                                   rt::ringShiftPaths(h, interleave)));
   } else if (auto gemv = mlir::dyn_cast<mesh::GemvOp>(op)) {
-    int64_t k = gemv.getAllreduce().getK();
-    for (auto [i, level] : llvm::enumerate(rt::ktreeLevels(h, k)))
-      families.push_back(makeFamily(
-          "ktree" + std::to_string(k) + "_level" + std::to_string(i),
-          rt::Axis::Y, rt::ktreeLevelPaths(h, level, interleave)));
+    mesh::AllreduceAttr allreduce = gemv.getAllreduce();
+    if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
+      families.push_back(makeFamily("ring_y", rt::Axis::Y,
+                                    rt::ringShiftPaths(h, interleave)));
+      return families;
+    }
+    std::string prefix =
+        allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::pipeline
+            ? std::string("pipeline")
+            : "ktree" + std::to_string(allreduce.getK());
+    for (auto [i, level] :
+         llvm::enumerate(rt::ktreeLevels(h, allreduce.getTreeK())))
+      families.push_back(makeFamily(prefix + "_level" + std::to_string(i),
+                                    rt::Axis::Y,
+                                    rt::ktreeLevelPaths(h, level, interleave)));
     families.push_back(makeFamily("broadcast_y", rt::Axis::Y,
                                   rt::broadcastPaths(h, interleave)));
   }

@@ -263,6 +263,8 @@ private:
   }
 
   LogicalResult lower(mesh::GemmOp op) {
+    if (op.getAlgorithm() == mesh::GemmAlgorithm::summa)
+      return lowerSumma(op);
     Location loc = op.getLoc();
     if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
       return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
@@ -320,7 +322,74 @@ private:
         finishShift(loc, shiftB);
       });
     multiply();
-    instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "meshgemm"));
+    instructions.create<core::MarkOp>(
+        loc, recordOp(op, "gemm", mesh::stringifyGemmAlgorithm(op.getAlgorithm())));
+    return success();
+  }
+
+  /// SUMMA on a square grid with the identity placement: in step i the
+  /// cores of column i % W send their A tile along the row and those of
+  /// row i % H their B tile along the column; every other core receives
+  /// the tile from the owner's side and forwards it one hop further, so
+  /// each hop pays the relay cycles. The owner lends its tile by swapping
+  /// it into the panel buffer (free) and takes it back after the multiply.
+  LogicalResult lowerSumma(mesh::GemmOp op) {
+    Location loc = op.getLoc();
+    auto channels = channelsFor(op);
+    auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+         c = bufferFor(op.getResult());
+    if (failed(channels) || failed(a) || failed(b) || failed(c))
+      return failure();
+    ArrayRef<int64_t> aShape =
+        cast<RankedTensorType>(op.getLhs().getType()).getShape();
+    int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+    int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], w),
+            nt = ceilDiv(n, w);
+    std::string tag = "gemm" + std::to_string(opsInfo.size());
+    auto aPanel = newBuffer(loc, tag + "_a_panel", mt * kt);
+    auto bPanel = newBuffer(loc, tag + "_b_panel", kt * nt);
+    if (failed(aPanel) || failed(bPanel))
+      return failure();
+    struct Broadcast {
+      FlatSymbolRefAttr tile, panel, forward, backward;
+      std::string coord, extent;
+    };
+    Broadcast rowCast{*a, *aPanel, (*channels)[0], (*channels)[1], "x", "W"};
+    Broadcast columnCast{*b, *bPanel, (*channels)[2], (*channels)[3], "y", "H"};
+    instructions.create<core::ZeroOp>(loc, *c);
+    repeat(loc, std::to_string(w), [&] {
+      for (const Broadcast &cast : {rowCast, columnCast}) {
+        std::string owner = "i % " + cast.extent;
+        std::string last = cast.coord + " + 1 < " + cast.extent;
+        std::string first = cast.coord + " > 0";
+        auto sendOn = [&](const std::string &condition,
+                          FlatSymbolRefAttr channel) {
+          when(loc, condition, [&] {
+            instructions.create<core::SendOp>(loc, cast.panel, channel);
+          });
+        };
+        when(loc, cast.coord + " == " + owner, [&] {
+          instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+          sendOn(last, cast.forward);
+          sendOn(first, cast.backward);
+        });
+        when(loc, cast.coord + " > " + owner, [&] {
+          instructions.create<core::RecvOp>(loc, cast.panel, cast.forward);
+          sendOn(last, cast.forward);
+        });
+        when(loc, cast.coord + " < " + owner, [&] {
+          instructions.create<core::RecvOp>(loc, cast.panel, cast.backward);
+          sendOn(first, cast.backward);
+        });
+      }
+      instructions.create<core::GemmTileOp>(loc, *c, *aPanel, *bPanel, i64(mt),
+                                            i64(kt), i64(nt));
+      for (const Broadcast &cast : {rowCast, columnCast})
+        when(loc, cast.coord + " == i % " + cast.extent, [&] {
+          instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+        });
+    });
+    instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "summa"));
     return success();
   }
 
@@ -333,11 +402,21 @@ private:
       return failure();
     ArrayRef<int64_t> mShape = cast<RankedTensorType>(op.getRhs().getType()).getShape();
     int64_t kt = ceilDiv(mShape[0], h), nt = ceilDiv(mShape[1], w);
-    int64_t k = op.getAllreduce().getK();
+    mesh::AllreduceAttr allreduce = op.getAllreduce();
     std::string tag = "gemv" + std::to_string(opsInfo.size());
+    std::string algorithm =
+        mesh::stringifyAllreduceAlgorithm(allreduce.getAlgorithm()).str();
+    if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
+      algorithm += std::to_string(allreduce.getK());
     instructions.create<core::ZeroOp>(loc, *y);
     instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
-    std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, k);
+    if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
+      if (failed(ringAllreduce(loc, tag, *y, (*channels)[0], nt)))
+        return failure();
+      instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
+      return success();
+    }
+    std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, allreduce.getTreeK());
     if (!levels.empty()) {
       auto partial = newBuffer(loc, tag + "_partial", nt);
       if (failed(partial))
@@ -368,8 +447,34 @@ private:
       when(loc, "ly != 0",
            [&] { instructions.create<core::RecvOp>(loc, *y, broadcast); });
     }
-    instructions.create<core::MarkOp>(
-        loc, recordOp(op, "gemv", "ktree" + std::to_string(k)));
+    instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
+    return success();
+  }
+
+  /// Ring allreduce of the column's partial sums in `sum`: H - 1 steps in
+  /// which every core passes the partial it last received (first its own)
+  /// to the previous ring position and adds the one arriving from the next.
+  LogicalResult ringAllreduce(Location loc, StringRef tag,
+                              FlatSymbolRefAttr sum, FlatSymbolRefAttr ring,
+                              int64_t elements) {
+    if (h == 1)
+      return success();
+    auto passing = newBuffer(loc, (tag + "_pass").str(), elements);
+    auto next = newBuffer(loc, (tag + "_pass_next").str(), elements);
+    if (failed(passing) || failed(next))
+      return failure();
+    instructions.create<core::ZeroOp>(loc, *passing);
+    instructions.create<core::ElementwiseOp>(
+        loc, elementwiseKind(core::ElementwiseKind::add), *passing, *passing,
+        sum);
+    repeat(loc, std::to_string(h - 1), [&] {
+      instructions.create<core::SendOp>(loc, *passing, ring);
+      instructions.create<core::RecvOp>(loc, *next, ring);
+      instructions.create<core::SwapOp>(loc, *passing, *next);
+      instructions.create<core::ElementwiseOp>(
+          loc, elementwiseKind(core::ElementwiseKind::add), sum, sum,
+          *passing);
+    });
     return success();
   }
 

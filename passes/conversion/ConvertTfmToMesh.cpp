@@ -34,9 +34,10 @@ static std::optional<std::pair<int64_t, int64_t>> parseGrid(StringRef text) {
 /// values (arguments, weights, constants, transposes of them) on the host.
 class Planner {
 public:
-  Planner(func::FuncOp func, mesh::GridAttr grid, int64_t ktreeK)
-      : func(func), grid(grid), ktreeK(ktreeK),
-        builder(func.getContext()) {}
+  Planner(func::FuncOp func, mesh::GridAttr grid,
+          mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAttr allreduce)
+      : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
+        allreduce(allreduce), builder(func.getContext()) {}
 
   LogicalResult run() {
     SmallVector<Operation *> worklist;
@@ -159,7 +160,7 @@ private:
           RankedTensorType::get({1, n}, f32, layout({kNone, kX}, {1, w}));
       auto gemv = builder.create<mesh::GemvOp>(
           op.getLoc(), resultType, *lhs, *rhs,
-          mesh::KTreeAttr::get(op.getContext(), ktreeK), nullptr);
+          allreduce, nullptr);
       plannedValues[op.getResult()] = gemv.getResult();
       return success();
     }
@@ -174,8 +175,7 @@ private:
         RankedTensorType::get({m, n}, f32, layout({kY, kX}, {h, w}));
     auto gemm = builder.create<mesh::GemmOp>(
         op.getLoc(), resultType, *lhs, *rhs,
-        mesh::GemmAlgorithmAttr::get(op.getContext(),
-                                     mesh::GemmAlgorithm::meshgemm),
+        mesh::GemmAlgorithmAttr::get(op.getContext(), gemmAlgorithm),
         nullptr);
     plannedValues[op.getResult()] = gemm.getResult();
     return success();
@@ -227,7 +227,8 @@ private:
 
   func::FuncOp func;
   mesh::GridAttr grid;
-  int64_t ktreeK;
+  mesh::GemmAlgorithm gemmAlgorithm;
+  mesh::AllreduceAttr allreduce;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;
@@ -257,6 +258,20 @@ struct ConvertTfmToMeshPass
           << int64_t(ktreeK);
       return signalPassFailure();
     }
+    std::optional<mesh::GemmAlgorithm> gemmAlgorithm =
+        mesh::symbolizeGemmAlgorithm(gemm);
+    if (!gemmAlgorithm) {
+      module.emitError("convert-tfm-to-mesh: unknown gemm algorithm '")
+          << gemm << "' (known: meshgemm, cannon, summa)";
+      return signalPassFailure();
+    }
+    std::optional<mesh::AllreduceAlgorithm> allreduceAlgorithm =
+        mesh::symbolizeAllreduceAlgorithm(allreduce);
+    if (!allreduceAlgorithm) {
+      module.emitError("convert-tfm-to-mesh: unknown allreduce algorithm '")
+          << allreduce << "' (known: ktree, pipeline, ring)";
+      return signalPassFailure();
+    }
     auto gridAttr = mesh::GridAttr::getChecked(
         [&] { return module.emitError("convert-tfm-to-mesh: "); }, context,
         gridSize->first, gridSize->second);
@@ -278,7 +293,17 @@ struct ConvertTfmToMeshPass
       module.emitError("convert-tfm-to-mesh: the module has no @main");
       return signalPassFailure();
     }
-    if (failed(Planner(main, gridAttr, ktreeK).run()))
+    if (*gemmAlgorithm == mesh::GemmAlgorithm::summa &&
+        gridAttr.getHeight() != gridAttr.getWidth()) {
+      module.emitError("convert-tfm-to-mesh: gemm algorithm summa needs a "
+                       "square grid, got ")
+          << grid;
+      return signalPassFailure();
+    }
+    auto allreduceAttr = mesh::AllreduceAttr::get(
+        context, *allreduceAlgorithm,
+        *allreduceAlgorithm == mesh::AllreduceAlgorithm::ktree ? ktreeK : 0);
+    if (failed(Planner(main, gridAttr, *gemmAlgorithm, allreduceAttr).run()))
       return signalPassFailure();
   }
 };

@@ -9,9 +9,10 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
   let description = [{
     Sets `mesh.grid` and `mesh.target` on the module and turns every tfm
     compute op of `@main` into a distributed algorithm: a matmul with more
-    than one row becomes `mesh.gemm {algorithm = meshgemm}`, a matmul of a
-    single row becomes `mesh.gemv` with a K-tree allreduce, add and mul
-    become `mesh.map`. Host tensors (inputs, weights, constants and
+    than one row becomes `mesh.gemm` with the `gemm` algorithm (default
+    meshgemm), a matmul of a single row becomes `mesh.gemv` with the
+    `allreduce` algorithm (default a K-tree with K = `ktree-k`), add and
+    mul become `mesh.map`. Host tensors (inputs, weights, constants and
     transposes of them) enter through `mesh.distribute`; graph outputs
     leave through `mesh.collect`.
 
@@ -42,6 +43,10 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "Core grid as HxW (rows x columns)">,
     Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
            "Target preset (wse2, wse3) or target JSON file">,
+    Option<"gemm", "gemm", "std::string", /*default=*/"\"meshgemm\"",
+           "GEMM algorithm: meshgemm, cannon or summa (square grids)">,
+    Option<"allreduce", "allreduce", "std::string", /*default=*/"\"ktree\"",
+           "GEMV allreduce: ktree, pipeline or ring">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
            "K of the K-tree allreduce in GEMV">,
   ];

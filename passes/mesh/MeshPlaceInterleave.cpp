@@ -15,11 +15,21 @@ struct MeshPlaceInterleavePass
     : public wafer::impl::MeshPlaceInterleaveBase<MeshPlaceInterleavePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool needsRings = false;
+    // MeshGEMM needs interleaved rings; the baselines are defined on the
+    // identity placement, so the two cannot share a module.
+    mesh::GemmOp meshGemm, baseline;
     module.walk([&](mesh::GemmOp gemm) {
-      needsRings |= gemm.getAlgorithm() == mesh::GemmAlgorithm::meshgemm;
+      (gemm.getAlgorithm() == mesh::GemmAlgorithm::meshgemm ? meshGemm
+                                                            : baseline) = gemm;
     });
-    if (!needsRings)
+    if (meshGemm && baseline) {
+      baseline.emitError("mesh-place-interleave: '")
+          << mesh::stringifyGemmAlgorithm(baseline.getAlgorithm())
+          << "' needs the identity placement but a meshgemm in the same "
+             "module needs INTERLEAVE";
+      return signalPassFailure();
+    }
+    if (!meshGemm)
       return;
     // One placement for the whole module: every distributed value switches,
     // so producers and consumers keep agreeing on their layouts.

@@ -11,7 +11,10 @@ def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
     wrap-around link spans the whole axis. INTERLEAVE (paper Algorithm 1)
     places consecutive ring positions at most 2 hops apart on every axis of
     3 or more cores. The placement is chosen per module (every distributed
-    tensor uses it) so that consumers never need a relayout.
+    tensor uses it) so that consumers never need a relayout: INTERLEAVE
+    when the module has a meshgemm, the identity otherwise (the cannon and
+    summa baselines are defined on it; mixing them with meshgemm is an
+    error).
 
     Before:
     ```mlir
@@ -35,11 +38,11 @@ def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
 
     Before:
     ```mlir
-    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>} : ...
+    %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : ...
     ```
     After:
     ```mlir
-    %y = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>, colors = array<i32: 0, 2, 4>} : ...
+    %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>, colors = array<i32: 0, 2, 4>} : ...
     ```
   }];
 }

@@ -12,6 +12,8 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   ConvertTfmToMeshOptions convert;
   convert.grid = options.grid;
   convert.target = options.target;
+  convert.gemm = options.gemm;
+  convert.allreduce = options.allreduce;
   convert.ktreeK = options.ktreeK;
   pm.addPass(createConvertTfmToMesh(convert));
   pm.addPass(createMeshPlaceInterleave());
@@ -27,6 +29,14 @@ struct CompilePipelineOptions
   Option<std::string> target{
       *this, "target", llvm::cl::desc("Target preset or target JSON file"),
       llvm::cl::init("wse2")};
+  Option<std::string> gemm{
+      *this, "gemm",
+      llvm::cl::desc("GEMM algorithm: meshgemm, cannon or summa"),
+      llvm::cl::init("meshgemm")};
+  Option<std::string> allreduce{
+      *this, "allreduce",
+      llvm::cl::desc("GEMV allreduce: ktree, pipeline or ring"),
+      llvm::cl::init("ktree")};
   Option<int64_t> ktreeK{*this, "ktree-k",
                          llvm::cl::desc("K of the K-tree allreduce"),
                          llvm::cl::init(2)};
@@ -38,7 +48,7 @@ void wafer::registerPipelines() {
       "wafer-compile",
       "tfm to core: plan onto the grid, interleave, allocate routes, lower",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
-        buildCompilePipeline(pm, {options.grid, options.target,
-                                  options.ktreeK});
+        buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
+                                  options.allreduce, options.ktreeK});
       });
 }

@@ -105,6 +105,13 @@ std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved) {
   return paths;
 }
 
+std::vector<LinePath> neighborPaths(int64_t n, bool forward) {
+  std::vector<LinePath> paths;
+  for (int64_t i = 0; i + 1 < n; ++i)
+    paths.push_back(forward ? LinePath{i, {i + 1}} : LinePath{i + 1, {i}});
+  return paths;
+}
+
 namespace {
 
 /// The closed interval of indices a path occupies.

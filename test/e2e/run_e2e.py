@@ -62,6 +62,24 @@ def cases():
     ]
 
 
+def variants(case, grid):
+    """The algorithm options to run a case with: every GEMM algorithm for a
+    GEMM (summa needs a square grid), every allreduce for a GEMV."""
+    if case.name.startswith("gemv"):
+        return [["--allreduce", "ktree", "--ktree-k", "2"],
+                ["--allreduce", "ktree", "--ktree-k", "3"],
+                ["--allreduce", "pipeline"], ["--allreduce", "ring"]]
+    if case.name.startswith(("matmul", "gemm")):
+        h, w = grid.split("x")
+        return [["--gemm", g] for g in ("meshgemm", "cannon", "summa")
+                if g != "summa" or h == w]
+    return [[]]
+
+
+def variant_name(options):
+    return "-".join(o for o in options if not o.startswith("--")) or "default"
+
+
 def run(cmd, timeout=TIMEOUT):
     """(returncode, combined output); returncode None on timeout."""
     try:
@@ -124,33 +142,34 @@ def main():
                     print(f"FAIL  {case.name:28} {grid:6} ONNX Runtime failed\n"
                           + last_lines(out))
                 continue
-            for grid in grids:
+            for grid, options in [(g, o) for g in grids
+                                  for o in variants(case, g)]:
                 total += 1
+                label = f"{case.name:24} {grid:6} {variant_name(options):10}"
                 stem = os.path.join(workdir, f"{case.name}.{grid}")
                 outputs, stats = stem + ".out.npz", stem + ".stats.json"
                 t0 = time.time()
                 code, out = run([args.wafer_run, "run", model, "--grid", grid,
                                  "--inputs", inputs, "--outputs", outputs,
-                                 "--stats", stats])
+                                 "--stats", stats] + options)
                 secs = time.time() - t0
                 if code != 0:
-                    failures.append(f"{case.name} {grid}")
+                    failures.append(label)
                     what = "timed out" if code is None else f"exit {code}"
-                    print(f"FAIL  {case.name:28} {grid:6} wafer-run {what}\n"
-                          + last_lines(out))
+                    print(f"FAIL  {label} wafer-run {what}\n" + last_lines(out))
                     continue
                 try:
                     with open(stats) as f:
                         cycles = json.load(f)["cycles"]
                     rel = testing.compare(outputs, ref)
                 except Exception as e:  # bad files are failures, not crashes
-                    failures.append(f"{case.name} {grid}")
-                    print(f"FAIL  {case.name:28} {grid:6} {e}")
+                    failures.append(label)
+                    print(f"FAIL  {label} {e}")
                     continue
                 ok = rel <= TOLERANCE
                 if not ok:
-                    failures.append(f"{case.name} {grid}")
-                print(f"{'PASS' if ok else 'FAIL'}  {case.name:28} {grid:6} "
+                    failures.append(label)
+                print(f"{'PASS' if ok else 'FAIL'}  {label} "
                       f"cycles {cycles:>9}  rel err {rel:.2e}  ({secs:.2f} s)",
                       flush=True)
     finally:

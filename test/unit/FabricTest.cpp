@@ -174,6 +174,22 @@ TEST(Routes, RingShiftUsesThreeColorsAndConstantRules) {
     }
 }
 
+TEST(Routes, NeighbourHopsAlternateTwoColors) {
+  for (bool forward : {true, false}) {
+    std::vector<LinePath> paths = neighborPaths(5, forward);
+    ASSERT_EQ(paths.size(), 4u);
+    for (const LinePath &p : paths) {
+      ASSERT_EQ(p.dsts.size(), 1u);
+      EXPECT_EQ(p.dsts[0] - p.src, forward ? 1 : -1);
+    }
+    int32_t numColors = 0;
+    std::vector<int32_t> colors = colorLinePaths(paths, numColors);
+    EXPECT_EQ(numColors, 2);
+    EXPECT_EQ(maxColorsPerIndex(paths, colors, 5), 2);
+  }
+  EXPECT_TRUE(neighborPaths(1, true).empty());
+}
+
 TEST(Routes, ColoringSeparatesOverlappingPaths) {
   std::vector<LinePath> paths = {{0, {4}}, {2, {3}}, {4, {6}}, {7, {5}}};
   int32_t numColors = 0;

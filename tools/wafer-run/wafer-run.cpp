@@ -1,7 +1,9 @@
 //===- wafer-run.cpp - Compile a model and run it on the mesh emulator ----===//
 //
 //   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
-//             [--ktree-k K] --inputs in.npz --outputs out.npz
+//             [--gemm meshgemm|cannon|summa]
+//             [--allreduce ktree|pipeline|ring] [--ktree-k K]
+//             --inputs in.npz --outputs out.npz
 //             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
 //             [--input-shape NAME=1x16]
@@ -45,6 +47,12 @@ static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
 static cl::opt<std::string> targetOption(
     "target", cl::desc("Target preset (wse2, wse3) or JSON file"),
     cl::init("wse2"), cl::sub(runCommand));
+static cl::opt<std::string> gemmOption(
+    "gemm", cl::desc("GEMM algorithm: meshgemm, cannon, summa (square grids)"),
+    cl::init("meshgemm"), cl::sub(runCommand));
+static cl::opt<std::string> allreduceOption(
+    "allreduce", cl::desc("GEMV allreduce: ktree, pipeline, ring"),
+    cl::init("ktree"), cl::sub(runCommand));
 static cl::opt<int64_t> ktreeOption("ktree-k",
                                     cl::desc("K of the K-tree allreduce"),
                                     cl::init(2), cl::sub(runCommand));
@@ -103,7 +111,8 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
     return createStringError(inconvertibleErrorCode(),
                              "--grid HxW is required to compile a model");
   mlir::PassManager pm(&context);
-  buildCompilePipeline(pm, {gridOption, targetOption, ktreeOption});
+  buildCompilePipeline(pm, {gridOption, targetOption, gemmOption,
+                            allreduceOption, ktreeOption});
   if (mlir::failed(pm.run(**module)))
     return createStringError(inconvertibleErrorCode(),
                              firstError.empty() ? "compilation failed"

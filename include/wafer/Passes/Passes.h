@@ -31,6 +31,8 @@ namespace wafer {
 struct CompileOptions {
   std::string grid;
   std::string target = "wse2";
+  std::string gemm = "meshgemm";
+  std::string allreduce = "ktree";
   int64_t ktreeK = 2;
 };
 

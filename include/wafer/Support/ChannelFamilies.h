@@ -27,8 +27,9 @@ struct ChannelFamily {
   int32_t numColors = 0;
 };
 
-/// The families of a mesh.gemm (x ring, y ring) or mesh.gemv (one per
-/// K-tree level, then the broadcast); empty for other ops.
+/// The families of a mesh.gemm (meshgemm, cannon: x ring, y ring; summa:
+/// east, west, south, north neighbour hops) or a mesh.gemv (one per tree
+/// level, then the broadcast; ring: the y ring); empty for other ops.
 std::vector<ChannelFamily> getChannelFamilies(mlir::Operation *op,
                                               mesh::GridAttr grid,
                                               bool interleave);

@@ -68,7 +68,23 @@ func.func private @f(tensor<4x4xf32, #mesh.layout<[z:2, x:2]>>)
 // -----
 
 // expected-error @+1 {{K-tree needs K >= 1, got 0}}
-func.func private @f() attributes {k = #mesh.ktree<0>}
+func.func private @f() attributes {k = #mesh.allreduce<ktree, k = 0>}
+
+// -----
+
+// expected-error @+1 {{K-tree needs K >= 1, got 0}}
+func.func private @f() attributes {k = #mesh.allreduce<ktree>}
+
+// -----
+
+// expected-error @+1 {{ring allreduce takes no K}}
+func.func private @f() attributes {k = #mesh.allreduce<ring, k = 2>}
+
+// -----
+
+// expected-error @+2 {{to be one of: ktree, pipeline, ring}}
+// expected-error @+1 {{failed to parse Mesh_AllreduceAttr parameter 'algorithm'}}
+func.func private @f() attributes {k = #mesh.allreduce<tree>}
 
 // -----
 
@@ -221,6 +237,26 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @summa_colors(%a: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{needs 4 routing colors (east, west, south, north), got 2}}
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<summa>, colors = array<i32: 0, 2>} : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<1x2>} {
+  func.func @summa_not_square(%a: tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{summa needs a square grid, got 1x2}}
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<summa>} : tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemm_colors(%a: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{needs 2 routing colors (x ring, y ring), got 1}}
     %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>, colors = array<i32: 0>} : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
@@ -247,7 +283,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>,
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @negative_color(%x: tensor<1x4xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{routing colors must not be negative}}
-    %g = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>, colors = array<i32: -1>} : tensor<1x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>, colors = array<i32: -1>} : tensor<1x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
 }
@@ -257,7 +293,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_rows(%x: tensor<2x4xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{expects [1, K] x [K, N] -> [1, N]}}
-    %g = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>} : tensor<2x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<2x4xf32, #mesh.layout<[*, x:2]>>
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<2x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<2x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
 }
@@ -267,7 +303,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_shape(%x: tensor<1x6xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{shapes do not form [1, K] x [K, N] -> [1, N]}}
-    %g = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>} : tensor<1x6xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x6xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
 }
@@ -277,7 +313,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_layout(%x: tensor<1x4xf32, #mesh.layout<[*, x:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{lhs layout must be #mesh.layout<[*, y:2]>}}
-    %g = mesh.gemv %x, %w {allreduce = #mesh.ktree<2>} : tensor<1x4xf32, #mesh.layout<[*, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
 }

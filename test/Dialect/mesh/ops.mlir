@@ -23,8 +23,8 @@ module attributes {mesh.grid = #mesh.grid<5x7>,
     %y = mesh.collect %d : tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>> -> tensor<37x29xf32>
     %vx = mesh.distribute %v : tensor<1x50xf32> -> tensor<1x50xf32, #mesh.layout<[*, y:5]>>
     %wt = mesh.distribute %w {permutation = array<i64: 1, 0>} : tensor<29x50xf32> -> tensor<50x29xf32, #mesh.layout<[y:5, x:7]>>
-    // CHECK: mesh.gemv %{{.*}}, %{{.*}} {allreduce = #mesh.ktree<2>}
-    %g = mesh.gemv %vx, %wt {allreduce = #mesh.ktree<2>}
+    // CHECK: mesh.gemv %{{.*}}, %{{.*}} {allreduce = #mesh.allreduce<ktree, k = 2>}
+    %g = mesh.gemv %vx, %wt {allreduce = #mesh.allreduce<ktree, k = 2>}
         : tensor<1x50xf32, #mesh.layout<[*, y:5]>>, tensor<50x29xf32, #mesh.layout<[y:5, x:7]>>
        -> tensor<1x29xf32, #mesh.layout<[*, x:7]>>
     %z = mesh.collect %g : tensor<1x29xf32, #mesh.layout<[*, x:7]>> -> tensor<1x29xf32>

@@ -13,7 +13,7 @@ func.func @main(%x: tensor<37x50xf32>, %v: tensor<1x50xf32>, %bias: tensor<29xf3
   // CHECK: %[[S:.*]] = mesh.map <add> %[[C]], %[[BIAS]] : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>>
   %s = tfm.add %y, %bias : (tensor<37x29xf32>, tensor<29xf32>) -> tensor<37x29xf32>
   // CHECK: mesh.distribute %arg1 : tensor<1x50xf32> -> tensor<1x50xf32, #mesh.layout<[*, y:5]>>
-  // CHECK: mesh.gemv %{{.*}}, %{{.*}} {allreduce = #mesh.ktree<2>} {{.*}} -> tensor<1x29xf32, #mesh.layout<[*, x:7]>>
+  // CHECK: mesh.gemv %{{.*}}, %{{.*}} {allreduce = #mesh.allreduce<ktree, k = 2>} {{.*}} -> tensor<1x29xf32, #mesh.layout<[*, x:7]>>
   %z = tfm.matmul %v, %t : (tensor<1x50xf32>, tensor<50x29xf32>) -> tensor<1x29xf32>
   // CHECK: mesh.collect %[[S]]
   // CHECK-NOT: tfm.matmul

@@ -1,0 +1,12 @@
+// RUN: not wafer-opt %s --mesh-place-interleave 2>&1 | FileCheck %s
+
+// MeshGEMM needs INTERLEAVE, Cannon the identity placement: one module
+// cannot have both.
+// CHECK: error: mesh-place-interleave: 'cannon' needs the identity placement but a meshgemm in the same module needs INTERLEAVE
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @main(%a: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %c: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %d: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    %x = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    %y = mesh.gemm %c, %d {algorithm = #mesh.gemm_algorithm<cannon>} : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    return
+  }
+}
