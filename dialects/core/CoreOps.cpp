@@ -128,8 +128,8 @@ LogicalResult BufferOp::verify() {
     return emitOpError("needs at least one element");
   if (getOffset() < 0 || getOffset() % 4 != 0)
     return emitOpError("offset must be a non-negative multiple of 4");
-  if (!getElementType().isF32())
-    return emitOpError("supports f32 elements only");
+  if (!getElementType().isF32() && !getElementType().isF16())
+    return emitOpError("supports f32 and f16 elements only");
   return success();
 }
 

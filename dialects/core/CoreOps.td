@@ -43,8 +43,8 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
 def Core_BufferOp : Core_Op<"buffer", [Symbol, HasParent<"ProgramOp">]> {
   let summary = "A per-core SRAM buffer";
   let description = [{
-    Every core allocates `elements` values of `element_type` at byte
-    `offset` of its SRAM.
+    Every core allocates `elements` values of `element_type` (f32 or f16)
+    at byte `offset` of its SRAM.
 
     ```mlir
     core.buffer @a[120] : f32 at 480
@@ -57,7 +57,9 @@ def Core_BufferOp : Core_Op<"buffer", [Symbol, HasParent<"ProgramOp">]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    int64_t getSizeInBytes() { return int64_t(getElements()) * 4; }
+    int64_t getSizeInBytes() {
+      return int64_t(getElements()) * (getElementType().isF16() ? 2 : 4);
+    }
   }];
 }
 

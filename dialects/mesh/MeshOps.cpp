@@ -124,7 +124,18 @@ static LogicalResult verifyColors(Operation *op,
   return success();
 }
 
+static LogicalResult verifySameElementType(Operation *op) {
+  Type element = cast<RankedTensorType>(op->getResult(0).getType())
+                     .getElementType();
+  for (Value operand : op->getOperands())
+    if (cast<RankedTensorType>(operand.getType()).getElementType() != element)
+      return op->emitOpError("operands and result must have one element type");
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
   ArrayRef<int64_t> a = shapeOf(getLhs()), b = shapeOf(getRhs()),
                     c = shapeOf(getResult());
   if (a.size() != 2 || b.size() != 2 || c.size() != 2)
@@ -153,6 +164,8 @@ LogicalResult GemmOp::verify() {
 }
 
 LogicalResult GemvOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
   ArrayRef<int64_t> x = shapeOf(getLhs()), m = shapeOf(getRhs()),
                     y = shapeOf(getResult());
   if (x.size() != 2 || m.size() != 2 || y.size() != 2 || x[0] != 1 ||

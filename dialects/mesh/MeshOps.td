@@ -7,13 +7,14 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Mesh_HostTensor : RankedTensorOf<[F32]>;
-def Mesh_DistTensor : RankedTensorOf<[F32]>;
+def Mesh_DistTensor : RankedTensorOf<[F32, F16]>;
 
 def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
   let summary = "Places a host tensor on the grid in a layout";
   let description = [{
     Host I/O: the host writes the tensor into every core's SRAM before the
-    program starts. The host-side view may permute the source's dimensions
+    program starts, converting it to the result's element type (f32 or
+    f16). The host-side view may permute the source's dimensions
     (`permutation`, how ONNX Gemm's transA/transB arrive) and broadcast it
     to the result shape with numpy's rules, both at no on-chip cost.
 
@@ -33,7 +34,7 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let summary = "Reads a distributed tensor back to the host";
   let description = [{
     Host I/O: each element is read from the core holding it (the replica at
-    logical position 0 of a replicated axis).
+    logical position 0 of a replicated axis), as f32.
 
     ```mlir
     %h = mesh.collect %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>> -> tensor<37x29xf32>

@@ -40,7 +40,9 @@ public:
     for (auto buffer : body.getOps<core::BufferOp>()) {
       bufferIndex[buffer.getSymName()] = int32_t(result.buffers.size());
       result.buffers.push_back({buffer.getSymName().str(),
-                                int64_t(buffer.getElements()), rt::DType::F32,
+                                int64_t(buffer.getElements()),
+                                buffer.getElementType().isF16() ? rt::DType::F16
+                                                                : rt::DType::F32,
                                 int64_t(buffer.getOffset())});
     }
     for (auto channel : body.getOps<core::ChannelOp>()) {

@@ -22,6 +22,11 @@ namespace {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// The element type of a mesh op's (first) result.
+static Type elementOf(Operation *op) {
+  return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+}
+
 /// The ONNX node name a location carries, if any.
 static std::string locationName(Location loc) {
   std::string name;
@@ -93,17 +98,19 @@ private:
   // Declarations
   //===--------------------------------------------------------------------===//
 
+  /// A buffer of `elements` values of `elementType` (f32 or f16); offsets
+  /// stay 4-byte aligned.
   FailureOr<FlatSymbolRefAttr> newBuffer(Location loc, StringRef name,
-                                         int64_t elements) {
-    int64_t bytes = elements * 4;
+                                         int64_t elements, Type elementType) {
+    int64_t bytes = (elements * (elementType.isF16() ? 2 : 4) + 3) / 4 * 4;
     if (nextOffset + bytes > target.getSramBytes())
       return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
                             "buffer '")
              << name << "' needs " << bytes << " bytes at offset "
              << nextOffset << " but target '" << target.getName() << "' has "
              << target.getSramBytes() << " bytes per core";
-    declarations.create<core::BufferOp>(
-        loc, name, elements, declarations.getF32Type(), nextOffset);
+    declarations.create<core::BufferOp>(loc, name, elements, elementType,
+                                        nextOffset);
     nextOffset += bytes;
     return FlatSymbolRefAttr::get(declarations.getContext(), name);
   }
@@ -117,7 +124,7 @@ private:
     int64_t elements = rt::localElements(
         shape, mesh::getLayout(type).toRuntime(), h, w);
     auto buffer = newBuffer(v.getLoc(), "t" + std::to_string(buffers.size()),
-                            elements);
+                            elements, type.getElementType());
     if (succeeded(buffer))
       buffers[v] = *buffer;
     return buffer;
@@ -290,7 +297,7 @@ private:
       if (shift->extent == 1)
         continue;
       int64_t elements = shift->slots * shift->slotSize;
-      auto next = newBuffer(loc, tag + suffix, elements);
+      auto next = newBuffer(loc, tag + suffix, elements, elementOf(op));
       if (failed(next))
         return failure();
       shift->next = *next;
@@ -346,8 +353,8 @@ private:
     int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], w),
             nt = ceilDiv(n, w);
     std::string tag = "gemm" + std::to_string(opsInfo.size());
-    auto aPanel = newBuffer(loc, tag + "_a_panel", mt * kt);
-    auto bPanel = newBuffer(loc, tag + "_b_panel", kt * nt);
+    auto aPanel = newBuffer(loc, tag + "_a_panel", mt * kt, elementOf(op));
+    auto bPanel = newBuffer(loc, tag + "_b_panel", kt * nt, elementOf(op));
     if (failed(aPanel) || failed(bPanel))
       return failure();
     struct Broadcast {
@@ -411,14 +418,15 @@ private:
     instructions.create<core::ZeroOp>(loc, *y);
     instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      if (failed(ringAllreduce(loc, tag, *y, (*channels)[0], nt)))
+      if (failed(ringAllreduce(loc, tag, *y, (*channels)[0], nt,
+                               elementOf(op))))
         return failure();
       instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
       return success();
     }
     std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, allreduce.getTreeK());
     if (!levels.empty()) {
-      auto partial = newBuffer(loc, tag + "_partial", nt);
+      auto partial = newBuffer(loc, tag + "_partial", nt, elementOf(op));
       if (failed(partial))
         return failure();
       for (auto [i, level] : llvm::enumerate(levels)) {
@@ -456,11 +464,13 @@ private:
   /// to the previous ring position and adds the one arriving from the next.
   LogicalResult ringAllreduce(Location loc, StringRef tag,
                               FlatSymbolRefAttr sum, FlatSymbolRefAttr ring,
-                              int64_t elements) {
+                              int64_t elements, Type elementType) {
     if (h == 1)
       return success();
-    auto passing = newBuffer(loc, (tag + "_pass").str(), elements);
-    auto next = newBuffer(loc, (tag + "_pass_next").str(), elements);
+    auto passing =
+        newBuffer(loc, (tag + "_pass").str(), elements, elementType);
+    auto next =
+        newBuffer(loc, (tag + "_pass_next").str(), elements, elementType);
     if (failed(passing) || failed(next))
       return failure();
     instructions.create<core::ZeroOp>(loc, *passing);

@@ -35,9 +35,11 @@ static std::optional<std::pair<int64_t, int64_t>> parseGrid(StringRef text) {
 class Planner {
 public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
-          mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAttr allreduce)
+          mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAttr allreduce,
+          Type elementType)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
-        allreduce(allreduce), builder(func.getContext()) {}
+        allreduce(allreduce), elementType(elementType),
+        builder(func.getContext()) {}
 
   LogicalResult run() {
     SmallVector<Operation *> worklist;
@@ -110,7 +112,7 @@ private:
   FailureOr<Value> materialize(Operation *user, Value v,
                                ArrayRef<int64_t> shape,
                                mesh::LayoutAttr layout) {
-    auto type = RankedTensorType::get(shape, builder.getF32Type(), layout);
+    auto type = RankedTensorType::get(shape, elementType, layout);
     if (isHostValue(v)) {
       SmallVector<int64_t> permutation;
       Value source = v;
@@ -148,7 +150,6 @@ private:
     int64_t m = lhsType.getDimSize(0), k = lhsType.getDimSize(1),
             n = rhsType.getDimSize(1);
     int64_t h = grid.getHeight(), w = grid.getWidth();
-    Type f32 = builder.getF32Type();
     if (m == 1) {
       auto lhs = materialize(op, op.getLhs(), {1, k}, layout({kNone, kY}, {1, h}));
       if (failed(lhs))
@@ -157,7 +158,7 @@ private:
       if (failed(rhs))
         return failure();
       auto resultType =
-          RankedTensorType::get({1, n}, f32, layout({kNone, kX}, {1, w}));
+          RankedTensorType::get({1, n}, elementType, layout({kNone, kX}, {1, w}));
       auto gemv = builder.create<mesh::GemvOp>(
           op.getLoc(), resultType, *lhs, *rhs,
           allreduce, nullptr);
@@ -172,7 +173,7 @@ private:
     if (failed(rhs))
       return failure();
     auto resultType =
-        RankedTensorType::get({m, n}, f32, layout({kY, kX}, {h, w}));
+        RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
     auto gemm = builder.create<mesh::GemmOp>(
         op.getLoc(), resultType, *lhs, *rhs,
         mesh::GemmAlgorithmAttr::get(op.getContext(), gemmAlgorithm),
@@ -229,6 +230,8 @@ private:
   mesh::GridAttr grid;
   mesh::GemmAlgorithm gemmAlgorithm;
   mesh::AllreduceAttr allreduce;
+  /// Element type of every distributed tensor (--dtype).
+  Type elementType;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;
@@ -293,6 +296,13 @@ struct ConvertTfmToMeshPass
       module.emitError("convert-tfm-to-mesh: the module has no @main");
       return signalPassFailure();
     }
+    if (dtype != "f32" && dtype != "f16") {
+      module.emitError("convert-tfm-to-mesh: unknown dtype '")
+          << dtype << "' (known: f32, f16)";
+      return signalPassFailure();
+    }
+    Type elementType = dtype == "f16" ? Type(Float16Type::get(context))
+                                      : Type(Float32Type::get(context));
     if (*gemmAlgorithm == mesh::GemmAlgorithm::summa &&
         gridAttr.getHeight() != gridAttr.getWidth()) {
       module.emitError("convert-tfm-to-mesh: gemm algorithm summa needs a "
@@ -303,7 +313,9 @@ struct ConvertTfmToMeshPass
     auto allreduceAttr = mesh::AllreduceAttr::get(
         context, *allreduceAlgorithm,
         *allreduceAlgorithm == mesh::AllreduceAlgorithm::ktree ? ktreeK : 0);
-    if (failed(Planner(main, gridAttr, *gemmAlgorithm, allreduceAttr).run()))
+    if (failed(Planner(main, gridAttr, *gemmAlgorithm, allreduceAttr,
+                       elementType)
+                   .run()))
       return signalPassFailure();
   }
 };

@@ -12,7 +12,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
     meshgemm), a matmul of a single row becomes `mesh.gemv` with the
     `allreduce` algorithm (default a K-tree with K = `ktree-k`), add and
-    mul become `mesh.map`. Host tensors (inputs, weights, constants and
+    mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
+    (inputs are converted when placed, outputs read back as f32). Host tensors (inputs, weights, constants and
     transposes of them) enter through `mesh.distribute`; graph outputs
     leave through `mesh.collect`.
 
@@ -49,6 +50,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "GEMV allreduce: ktree, pipeline or ring">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
            "K of the K-tree allreduce in GEMV">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "Element type on the grid: f32 or f16 (host I/O stays f32)">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

@@ -15,6 +15,7 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.gemm = options.gemm;
   convert.allreduce = options.allreduce;
   convert.ktreeK = options.ktreeK;
+  convert.dtype = options.dtype;
   pm.addPass(createConvertTfmToMesh(convert));
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshAllocateRoutes());
@@ -40,6 +41,9 @@ struct CompilePipelineOptions
   Option<int64_t> ktreeK{*this, "ktree-k",
                          llvm::cl::desc("K of the K-tree allreduce"),
                          llvm::cl::init(2)};
+  Option<std::string> dtype{
+      *this, "dtype", llvm::cl::desc("Element type on the grid: f32 or f16"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -49,6 +53,7 @@ void wafer::registerPipelines() {
       "tfm to core: plan onto the grid, interleave, allocate routes, lower",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
-                                  options.allreduce, options.ktreeK});
+                                  options.allreduce, options.ktreeK,
+                                  options.dtype});
       });
 }

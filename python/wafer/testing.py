@@ -207,6 +207,27 @@ def compare(out_npz, ref_npz):
     return max_err / max_ref
 
 
+def cosine(out_npz, ref_npz):
+    """The smallest cosine similarity between an output and its reference
+    (over all outputs, each flattened); the f16 acceptance measure."""
+    out, ref = load_npz(out_npz), load_npz(ref_npz)
+    if sorted(out) != sorted(ref):
+        raise ValueError(f"outputs {sorted(out)} differ from reference "
+                         f"outputs {sorted(ref)}")
+    worst = 1.0
+    for key in ref:
+        o = out[key].astype(np.float64).ravel()
+        r = ref[key].astype(np.float64).ravel()
+        if o.shape != r.shape:
+            raise ValueError(f"output '{key}' has {o.size} values, reference "
+                             f"has {r.size}")
+        norm = np.linalg.norm(o) * np.linalg.norm(r)
+        if not np.isfinite(norm):
+            return float("-inf")
+        worst = min(worst, 1.0 if norm == 0 else float(o @ r / norm))
+    return worst
+
+
 # --------------------------------------------------- command-line helpers ---
 
 def _main(argv):
@@ -219,7 +240,8 @@ def _main(argv):
     kind, directory, stem, sizes = argv[0], argv[1], argv[2], argv[3:]
     builder = globals().get(kind)
     if kind.startswith("_") or not callable(builder) or kind in (
-            "compare", "load_npz", "make_model", "save_model", "write_inputs"):
+            "compare", "cosine", "load_npz", "make_model", "save_model",
+            "write_inputs"):
         sys.exit(f"unknown kind '{kind}'")
     os.makedirs(directory, exist_ok=True)
     builder(*[int(s) for s in sizes]).write(directory, stem)

@@ -196,10 +196,10 @@ public:
     p.interleave = in.interleave();
     if (in.buffers())
       for (const fb::Buffer *buf : *in.buffers()) {
-        if (buf->dtype() != fb::DType::F32)
+        if (buf->dtype() != fb::DType::F32 && buf->dtype() != fb::DType::F16)
           return bad("buffer dtype");
-        p.buffers.push_back({str(buf->name()), buf->elements(), DType::F32,
-                             buf->offset_bytes()});
+        p.buffers.push_back({str(buf->name()), buf->elements(),
+                             DType(buf->dtype()), buf->offset_bytes()});
       }
     if (in.channels())
       for (const fb::Channel *ch : *in.channels()) {
@@ -732,7 +732,8 @@ public:
        << (p.interleave ? "true" : "false") << "\n";
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const Buffer &b = p.buffers[i];
-      os << "buffer " << i << " '" << b.name << "' f32 elements " << b.elements
+      os << "buffer " << i << " '" << b.name << "' "
+         << (b.dtype == DType::F16 ? "f16" : "f32") << " elements " << b.elements
          << " offset " << b.offsetBytes << "\n";
     }
     for (size_t i = 0; i < p.channels.size(); ++i) {

@@ -189,6 +189,8 @@ struct Outgoing {
   int64_t time = 0;
   int32_t color = 0;
   int32_t storage = 0;
+  /// 32-bit link words the message occupies (two f16 values per word).
+  int64_t words = 0;
   Payload data;
 };
 
@@ -255,8 +257,23 @@ private:
   int64_t &busy(int32_t id, int32_t buf) {
     return busyUntil[int64_t(id) * nb + slotOf[int64_t(id) * nb + buf]];
   }
-  int64_t cost(int64_t work) const {
-    return int64_t(std::ceil(double(work) / t.macsPerCycleF32));
+  /// Cycles of `work` operations writing buffer `buf` (f16 buffers use the
+  /// target's f16 rate).
+  int64_t cost(int64_t work, int32_t buf) const {
+    double rate = p.buffers[buf].dtype == DType::F16 ? t.macsPerCycleF16
+                                                      : t.macsPerCycleF32;
+    return int64_t(std::ceil(double(work) / rate));
+  }
+  /// Rounds values just written into an f16 buffer to half precision.
+  void roundIfHalf(int32_t buf, float *values, int64_t count) const {
+    if (p.buffers[buf].dtype != DType::F16)
+      return;
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = float(_Float16(values[i]));
+  }
+  int64_t wordsOf(int32_t buf) const {
+    int64_t count = p.buffers[buf].elements;
+    return p.buffers[buf].dtype == DType::F16 ? (count + 1) / 2 : count;
   }
   ExprEnv env(int32_t id) const {
     int64_t x = id % W, y = id / W;
@@ -338,7 +355,7 @@ Error Emulator::allocate() {
   nb = int64_t(p.buffers.size());
   const Buffer *highest = nullptr;
   for (const Buffer &b : p.buffers) {
-    int64_t end = b.offsetBytes + 4 * b.elements;
+    int64_t end = b.offsetBytes + bytesOf(b.dtype) * b.elements;
     if (end > sramBytes) {
       sramBytes = end;
       highest = &b;
@@ -395,6 +412,7 @@ Error Emulator::placeInputs(const NDArrayMap &inputs) {
           [&](int64_t local, int64_t global) {
             dst[local] = global < 0 ? 0.0f : (*source)[sourceIndex(in, global)];
           });
+      roundIfHalf(in.buffer, dst, p.buffers[in.buffer].elements);
     }
   }
   return Error::success();
@@ -435,7 +453,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     c.time = std::max(c.time, busy(id, buf));
   };
   auto kernel = [&](int64_t work) {
-    int64_t cycles = cost(work);
+    int64_t cycles = cost(work, op.out);
     c.time += cycles;
     c.compute += cycles;
   };
@@ -456,6 +474,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
         for (int64_t j = 0; j < n; ++j)
           out[i * n + j] += av * b[q * n + j];
       }
+    roundIfHalf(op.out, out, m * n);
     kernel(m * k * n);
     break;
   }
@@ -467,6 +486,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     const float *a = storage(id, op.in1), *b = storage(id, op.in2);
     for (int64_t i = 0; i < count; ++i)
       out[i] = op.kind == Step::Add ? a[i] + b[i] : a[i] * b[i];
+    roundIfHalf(op.out, out, count);
     kernel(count);
     break;
   }
@@ -501,8 +521,9 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     const float *src = storage(id, op.out);
     c.outbox =
         Outgoing{c.time, color, slotOf[int64_t(id) * nb + op.out],
+                 wordsOf(op.out),
                  std::make_shared<const std::vector<float>>(src, src + count)};
-    c.words += count;
+    c.words += wordsOf(op.out);
     c.messages += 1;
     c.time += 1; // issue; the transfer itself overlaps what follows
     ++c.pc;
@@ -534,6 +555,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                           count, msg.data->size()));
     c.time = std::max({c.time, msg.arrival, busy(id, op.out)}) + t.relayCycles;
     std::copy(msg.data->begin(), msg.data->end(), storage(id, op.out));
+    roundIfHalf(op.out, storage(id, op.out), count);
     break;
   }
   case Step::LoopBegin:
@@ -572,7 +594,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
 }
 
 Error Emulator::commitSend(int32_t src, Outgoing &o) {
-  int64_t words = int64_t(o.data->size());
+  int64_t words = o.words;
   int64_t occ = (words + t.linkWordsPerCycle - 1) / t.linkWordsPerCycle;
   Ports &sp = ports[src];
   int64_t start = std::max(o.time, sp.rampOut);

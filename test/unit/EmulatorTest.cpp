@@ -67,6 +67,35 @@ TEST(Emulator, InterleavedRingShiftMovesData) {
   }
 }
 
+TEST(Emulator, HalfBuffersRoundPackAndUseTheF16Rate) {
+  // The ring shift with 4 values per core, in f32 and in f16.
+  auto program = [](DType dtype) {
+    Program p = ringShiftProgram(2, 3, false);
+    int64_t bytes = 4 * bytesOf(dtype);
+    p.buffers = {{"a", 4, dtype, 0},
+                 {"b", 4, dtype, bytes},
+                 {"c", 4, dtype, 2 * bytes}};
+    p.inputs[0].shape = p.inputs[0].sourceShape = {2, 12};
+    p.outputs[0].shape = {2, 12};
+    return p;
+  };
+  NDArrayMap in = iotaInput("x", {2, 12});
+  for (float &v : in["x"].data)
+    v /= 3.0f;
+  RunResult full = run(program(DType::F32), in);
+  RunResult half = run(program(DType::F16), in);
+  ASSERT_EQ(half.outputs.count("out"), 1u);
+  const NDArray &f32 = full.outputs.at("out"), &f16 = half.outputs.at("out");
+  for (size_t i = 0; i < f16.data.size(); ++i)
+    EXPECT_EQ(f16.data[i], float(_Float16(f32.data[i]))) << i;
+  EXPECT_NE(f16.data, f32.data);
+  EXPECT_EQ(full.stats.maxSramBytesPerCore, 48);
+  EXPECT_EQ(half.stats.maxSramBytesPerCore, 24);
+  // Two f16 values per 32-bit link word.
+  EXPECT_EQ(full.stats.ops[0].wordsSent, 6 * 4);
+  EXPECT_EQ(half.stats.ops[0].wordsSent, 6 * 2);
+}
+
 TEST(Emulator, InterleaveShortensTheCriticalPath) {
   // Without interleaving the wrap-around message crosses the whole row.
   NDArrayMap in = iotaInput("x", {3, 64});

@@ -2,7 +2,7 @@
 //
 //   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
 //             [--gemm meshgemm|cannon|summa]
-//             [--allreduce ktree|pipeline|ring] [--ktree-k K]
+//             [--allreduce ktree|pipeline|ring] [--ktree-k K] [--dtype f32|f16]
 //             --inputs in.npz --outputs out.npz
 //             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
@@ -56,6 +56,11 @@ static cl::opt<std::string> allreduceOption(
 static cl::opt<int64_t> ktreeOption("ktree-k",
                                     cl::desc("K of the K-tree allreduce"),
                                     cl::init(2), cl::sub(runCommand));
+static cl::opt<std::string> dtypeOption(
+    "dtype",
+    cl::desc("Element type on the grid: f32, or f16 (storage, link words "
+             "and MAC rate of f16; inputs and outputs stay f32)"),
+    cl::init("f32"), cl::sub(runCommand));
 static cl::opt<std::string> inputsPath("inputs", cl::desc("Inputs .npz"),
                                        cl::sub(runCommand),
                                        cl::sub(evalCommand));
@@ -112,7 +117,7 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
                              "--grid HxW is required to compile a model");
   mlir::PassManager pm(&context);
   buildCompilePipeline(pm, {gridOption, targetOption, gemmOption,
-                            allreduceOption, ktreeOption});
+                            allreduceOption, ktreeOption, dtypeOption});
   if (mlir::failed(pm.run(**module)))
     return createStringError(inconvertibleErrorCode(),
                              firstError.empty() ? "compilation failed"

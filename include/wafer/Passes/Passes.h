@@ -34,6 +34,7 @@ struct CompileOptions {
   std::string gemm = "meshgemm";
   std::string allreduce = "ktree";
   int64_t ktreeK = 2;
+  std::string dtype = "f32";
 };
 
 /// Adds convert-tfm-to-mesh, mesh-place-interleave, mesh-allocate-routes and

@@ -69,8 +69,8 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
 // -----
 
 core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
-  // expected-error @+1 {{supports f32 elements only}}
-  core.buffer @a[4] : f16 at 0
+  // expected-error @+1 {{supports f32 and f16 elements only}}
+  core.buffer @a[4] : bf16 at 0
 }
 
 // -----

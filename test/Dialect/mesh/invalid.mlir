@@ -327,3 +327,13 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @gemm_mixed_elements(%a: tensor<4x4xf16, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{operands and result must have one element type}}
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : tensor<4x4xf16, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    return
+  }
+}

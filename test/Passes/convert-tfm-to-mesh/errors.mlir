@@ -6,6 +6,7 @@
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 gemm=strassen" 2>&1 | FileCheck %s --check-prefix=GEMM
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 allreduce=tree" 2>&1 | FileCheck %s --check-prefix=ALLREDUCE
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x3 gemm=summa" 2>&1 | FileCheck %s --check-prefix=SUMMA
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 dtype=bf16" 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // GRID: error: convert-tfm-to-mesh: grid '5by7' is not of the form HxW
 // FIT: error: convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
@@ -14,6 +15,7 @@
 // GEMM: error: convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa)
 // ALLREDUCE: error: convert-tfm-to-mesh: unknown allreduce algorithm 'tree' (known: ktree, pipeline, ring)
 // SUMMA: error: convert-tfm-to-mesh: gemm algorithm summa needs a square grid, got 2x3
+// DTYPE: error: convert-tfm-to-mesh: unknown dtype 'bf16' (known: f32, f16)
 // RELAYOUT: error: convert-tfm-to-mesh: operand is laid out as {{.*}}relayout of computed tensors is not supported yet
 
 func.func @main(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {

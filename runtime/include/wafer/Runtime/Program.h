@@ -91,7 +91,13 @@ struct Channel {
   std::vector<Route> routes;
 };
 
-enum class DType : uint8_t { F32 = 0 };
+/// Element type of a buffer. F16 buffers take 2 bytes per element in SRAM,
+/// two elements per 32-bit link word, and the target's f16 MAC rate; every
+/// value written into one is rounded to half precision (the emulator keeps
+/// it in a float).
+enum class DType : uint8_t { F32 = 0, F16 = 1 };
+
+inline int64_t bytesOf(DType dtype) { return dtype == DType::F16 ? 2 : 4; }
 
 /// Per-core SRAM buffer; every core allocates every buffer at `offsetBytes`.
 struct Buffer {
