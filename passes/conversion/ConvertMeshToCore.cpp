@@ -304,14 +304,24 @@ private:
     }
     bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
     instructions.create<core::ZeroOp>(loc, *c);
-    // Alignment: row r shifts A by r, column c shifts B by c.
+    // Alignment: row r shifts A by r, column c shifts B by c. A moves on
+    // the x ring and B on the y ring, so the first min(r, c) shifts of
+    // both overlap; the rest of the longer one follows alone.
+    const char *both = "(lx < ly) * lx + (ly <= lx) * ly";
+    if (shiftsA && shiftsB)
+      repeat(loc, both, [&] {
+        startShift(loc, shiftA);
+        startShift(loc, shiftB);
+        finishShift(loc, shiftA);
+        finishShift(loc, shiftB);
+      });
     if (shiftsA)
-      repeat(loc, "ly", [&] {
+      repeat(loc, shiftsB ? std::string("ly - (") + both + ")" : "ly", [&] {
         startShift(loc, shiftA);
         finishShift(loc, shiftA);
       });
     if (shiftsB)
-      repeat(loc, "lx", [&] {
+      repeat(loc, shiftsA ? std::string("lx - (") + both + ")" : "lx", [&] {
         startShift(loc, shiftB);
         finishShift(loc, shiftB);
       });

@@ -7,11 +7,19 @@
 // CHECK-DAG: core.channel @ring_y
 // CHECK: core.role @all at <x = 0:2:1, y = 0:2:1> {
 // CHECK-NEXT: core.zero @t2
-// CHECK-NEXT: core.repeat "ly" {
+// Alignment: the A and B shifts overlap for min(ly, lx) steps.
+// CHECK-NEXT: core.repeat "(lx < ly) * lx + (ly <= lx) * ly" {
+// CHECK-NEXT: core.send @t0 on @ring_x
+// CHECK-NEXT: core.send @t1 on @ring_y
+// CHECK-NEXT: core.recv @gemm0_a_next on @ring_x
+// CHECK-NEXT: core.swap @t0, @gemm0_a_next
+// CHECK-NEXT: core.recv @gemm0_b_next on @ring_y
+// CHECK-NEXT: core.swap @t1, @gemm0_b_next
+// CHECK: core.repeat "ly - ((lx < ly) * lx + (ly <= lx) * ly)" {
 // CHECK-NEXT: core.send @t0 on @ring_x
 // CHECK-NEXT: core.recv @gemm0_a_next on @ring_x
 // CHECK-NEXT: core.swap @t0, @gemm0_a_next
-// CHECK: core.repeat "lx" {
+// CHECK: core.repeat "lx - ((lx < ly) * lx + (ly <= lx) * ly)" {
 // CHECK: core.repeat "2" {
 // CHECK: core.gemm_tile @t2, @t0, @t1 {k = 3 : i64, m = 3 : i64, n = 3 : i64}
 // CHECK: core.mark 0
