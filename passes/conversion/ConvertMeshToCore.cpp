@@ -1,6 +1,7 @@
 //===- ConvertMeshToCore.cpp - Role programs from distributed algorithms --===//
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Layout.h"
+#include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
 
 #include "mlir/IR/Builders.h"
@@ -102,7 +103,7 @@ private:
   /// stay 4-byte aligned.
   FailureOr<FlatSymbolRefAttr> newBuffer(Location loc, StringRef name,
                                          int64_t elements, Type elementType) {
-    int64_t bytes = (elements * (elementType.isF16() ? 2 : 4) + 3) / 4 * 4;
+    int64_t bytes = bufferBytes(elements, elementType);
     if (nextOffset + bytes > target.getSramBytes())
       return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
                             "buffer '")
@@ -119,15 +120,27 @@ private:
   FailureOr<FlatSymbolRefAttr> bufferFor(Value v) {
     if (FlatSymbolRefAttr existing = buffers.lookup(v))
       return existing;
-    auto type = cast<RankedTensorType>(v.getType());
-    std::vector<int64_t> shape(type.getShape());
-    int64_t elements = rt::localElements(
-        shape, mesh::getLayout(type).toRuntime(), h, w);
-    auto buffer = newBuffer(v.getLoc(), "t" + std::to_string(buffers.size()),
-                            elements, type.getElementType());
+    auto buffer = newBuffer(
+        v.getLoc(), "t" + std::to_string(buffers.size()),
+        localElements(v, grid),
+        cast<RankedTensorType>(v.getType()).getElementType());
     if (succeeded(buffer))
       buffers[v] = *buffer;
     return buffer;
+  }
+
+  /// The working buffers of an op (see BufferPlan.h), by suffix.
+  FailureOr<llvm::StringMap<FlatSymbolRefAttr>> scratchFor(Operation *op,
+                                                           StringRef tag) {
+    llvm::StringMap<FlatSymbolRefAttr> result;
+    for (const ScratchBuffer &scratch : scratchBuffers(op, grid)) {
+      auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix).str(),
+                              scratch.elements, elementOf(op));
+      if (failed(buffer))
+        return failure();
+      result[scratch.suffix] = *buffer;
+    }
+    return result;
   }
 
   FlatSymbolRefAttr channelFor(const ChannelFamily &family,
@@ -292,16 +305,11 @@ private:
                      "lx == " + std::to_string(w - 1)};
     RingShift shiftB{*b, {}, (*channels)[1], h, ring / h, kt * nt,
                      "ly == " + std::to_string(h - 1)};
-    for (auto [shift, suffix] :
-         {std::pair{&shiftA, "_a_next"}, std::pair{&shiftB, "_b_next"}}) {
-      if (shift->extent == 1)
-        continue;
-      int64_t elements = shift->slots * shift->slotSize;
-      auto next = newBuffer(loc, tag + suffix, elements, elementOf(op));
-      if (failed(next))
-        return failure();
-      shift->next = *next;
-    }
+    auto scratch = scratchFor(op, tag);
+    if (failed(scratch))
+      return failure();
+    shiftA.next = scratch->lookup("_a_next");
+    shiftB.next = scratch->lookup("_b_next");
     bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
     instructions.create<core::ZeroOp>(loc, *c);
     // Alignment: row r shifts A by r, column c shifts B by c. A moves on
@@ -363,16 +371,17 @@ private:
     int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], w),
             nt = ceilDiv(n, w);
     std::string tag = "gemm" + std::to_string(opsInfo.size());
-    auto aPanel = newBuffer(loc, tag + "_a_panel", mt * kt, elementOf(op));
-    auto bPanel = newBuffer(loc, tag + "_b_panel", kt * nt, elementOf(op));
-    if (failed(aPanel) || failed(bPanel))
+    auto scratch = scratchFor(op, tag);
+    if (failed(scratch))
       return failure();
+    FlatSymbolRefAttr aPanel = scratch->lookup("_a_panel"),
+                      bPanel = scratch->lookup("_b_panel");
     struct Broadcast {
       FlatSymbolRefAttr tile, panel, forward, backward;
       std::string coord, extent;
     };
-    Broadcast rowCast{*a, *aPanel, (*channels)[0], (*channels)[1], "x", "W"};
-    Broadcast columnCast{*b, *bPanel, (*channels)[2], (*channels)[3], "y", "H"};
+    Broadcast rowCast{*a, aPanel, (*channels)[0], (*channels)[1], "x", "W"};
+    Broadcast columnCast{*b, bPanel, (*channels)[2], (*channels)[3], "y", "H"};
     instructions.create<core::ZeroOp>(loc, *c);
     repeat(loc, std::to_string(w), [&] {
       for (const Broadcast &cast : {rowCast, columnCast}) {
@@ -399,7 +408,7 @@ private:
           sendOn(first, cast.backward);
         });
       }
-      instructions.create<core::GemmTileOp>(loc, *c, *aPanel, *bPanel, i64(mt),
+      instructions.create<core::GemmTileOp>(loc, *c, aPanel, bPanel, i64(mt),
                                             i64(kt), i64(nt));
       for (const Broadcast &cast : {rowCast, columnCast})
         when(loc, cast.coord + " == i % " + cast.extent, [&] {
@@ -425,20 +434,21 @@ private:
         mesh::stringifyAllreduceAlgorithm(allreduce.getAlgorithm()).str();
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
       algorithm += std::to_string(allreduce.getK());
+    auto scratch = scratchFor(op, tag);
+    if (failed(scratch))
+      return failure();
     instructions.create<core::ZeroOp>(loc, *y);
     instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      if (failed(ringAllreduce(loc, tag, *y, (*channels)[0], nt,
-                               elementOf(op))))
-        return failure();
+      if (h > 1)
+        ringAllreduce(loc, *y, (*channels)[0], scratch->lookup("_pass"),
+                      scratch->lookup("_pass_next"));
       instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
       return success();
     }
     std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, allreduce.getTreeK());
     if (!levels.empty()) {
-      auto partial = newBuffer(loc, tag + "_partial", nt, elementOf(op));
-      if (failed(partial))
-        return failure();
+      FlatSymbolRefAttr partial = scratch->lookup("_partial");
       for (auto [i, level] : llvm::enumerate(levels)) {
         FlatSymbolRefAttr channel = (*channels)[i];
         std::string member = llvm::formatv("ly % {0} == 0", level.stride);
@@ -450,10 +460,10 @@ private:
              llvm::formatv("{0} && {1} + 1 < {2} && ly + {3} < H", member,
                            position, level.groupSize, level.stride),
              [&] {
-               instructions.create<core::RecvOp>(loc, *partial, channel);
+               instructions.create<core::RecvOp>(loc, partial, channel);
                instructions.create<core::ElementwiseOp>(
                    loc, elementwiseKind(core::ElementwiseKind::add), *y, *y,
-                   *partial);
+                   partial);
              });
         when(loc, llvm::formatv("{0} && {1} > 0", member, position), [&] {
           instructions.create<core::SendOp>(loc, *y, channel);
@@ -472,30 +482,21 @@ private:
   /// Ring allreduce of the column's partial sums in `sum`: H - 1 steps in
   /// which every core passes the partial it last received (first its own)
   /// to the previous ring position and adds the one arriving from the next.
-  LogicalResult ringAllreduce(Location loc, StringRef tag,
-                              FlatSymbolRefAttr sum, FlatSymbolRefAttr ring,
-                              int64_t elements, Type elementType) {
-    if (h == 1)
-      return success();
-    auto passing =
-        newBuffer(loc, (tag + "_pass").str(), elements, elementType);
-    auto next =
-        newBuffer(loc, (tag + "_pass_next").str(), elements, elementType);
-    if (failed(passing) || failed(next))
-      return failure();
-    instructions.create<core::ZeroOp>(loc, *passing);
+  void ringAllreduce(Location loc, FlatSymbolRefAttr sum,
+                     FlatSymbolRefAttr ring, FlatSymbolRefAttr passing,
+                     FlatSymbolRefAttr next) {
+    instructions.create<core::ZeroOp>(loc, passing);
     instructions.create<core::ElementwiseOp>(
-        loc, elementwiseKind(core::ElementwiseKind::add), *passing, *passing,
+        loc, elementwiseKind(core::ElementwiseKind::add), passing, passing,
         sum);
     repeat(loc, std::to_string(h - 1), [&] {
-      instructions.create<core::SendOp>(loc, *passing, ring);
-      instructions.create<core::RecvOp>(loc, *next, ring);
-      instructions.create<core::SwapOp>(loc, *passing, *next);
+      instructions.create<core::SendOp>(loc, passing, ring);
+      instructions.create<core::RecvOp>(loc, next, ring);
+      instructions.create<core::SwapOp>(loc, passing, next);
       instructions.create<core::ElementwiseOp>(
           loc, elementwiseKind(core::ElementwiseKind::add), sum, sum,
-          *passing);
+          passing);
     });
-    return success();
   }
 
   LogicalResult lower(mesh::MapOp op) {

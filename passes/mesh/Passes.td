@@ -47,4 +47,24 @@ def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
   }];
 }
 
+def MeshCheckMemory : Pass<"mesh-check-memory", "mlir::ModuleOp"> {
+  let summary = "Checks every core's SRAM high-water against the target";
+  let description = [{
+    Adds up, in program order, what each core stores: the local tile of
+    every distributed tensor (padding and block-cyclic slots included) and
+    the working buffers of each algorithm (MeshGEMM's shift targets, SUMMA's
+    panels, the K-tree partial, the ring's pass buffers), with the sizes
+    convert-mesh-to-core allocates. The first op that takes a core past the
+    target's `sram_bytes` is an error naming the op, the tensor or buffer,
+    the core and the bytes; otherwise the IR is unchanged.
+
+    Before and after (grid 2x2, a 512x512 f32 GEMM on a 48 KB target):
+    ```
+    error: mesh-check-memory: 'matmul' needs tensor tensor<512x512xf32,
+      #mesh.layout<[y:2, x:2]>> (262144 bytes per core): core (0, 0) would
+      hold 262144 bytes, target 'wse2' has 49152
+    ```
+  }];
+}
+
 #endif // WAFER_MESH_PASSES

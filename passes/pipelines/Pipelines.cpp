@@ -19,6 +19,7 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   pm.addPass(createConvertTfmToMesh(convert));
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshAllocateRoutes());
+  pm.addPass(createMeshCheckMemory());
   pm.addPass(createConvertMeshToCore());
 }
 

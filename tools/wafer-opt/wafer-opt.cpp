@@ -10,6 +10,7 @@ int main(int argc, char **argv) {
   wafer::registerConvertMeshToCore();
   wafer::registerMeshPlaceInterleave();
   wafer::registerMeshAllocateRoutes();
+  wafer::registerMeshCheckMemory();
   wafer::registerPipelines();
   mlir::DialectRegistry registry;
   registry.insert<wafer::tfm::TfmDialect, wafer::mesh::MeshDialect,

@@ -37,8 +37,8 @@ struct CompileOptions {
   std::string dtype = "f32";
 };
 
-/// Adds convert-tfm-to-mesh, mesh-place-interleave, mesh-allocate-routes and
-/// convert-mesh-to-core to `pm`.
+/// Adds convert-tfm-to-mesh, mesh-place-interleave, mesh-allocate-routes,
+/// mesh-check-memory and convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 

@@ -1,0 +1,64 @@
+//===- BufferPlan.cpp - Per-core buffers of mesh ops ----------------------===//
+#include "wafer/Support/BufferPlan.h"
+#include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/Layout.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace wafer;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+int64_t wafer::localElements(Value distributed, mesh::GridAttr grid) {
+  auto type = cast<RankedTensorType>(distributed.getType());
+  std::vector<int64_t> shape(type.getShape());
+  return rt::localElements(shape, mesh::getLayout(type).toRuntime(),
+                           grid.getHeight(), grid.getWidth());
+}
+
+int64_t wafer::bufferBytes(int64_t elements, Type elementType) {
+  return (elements * (elementType.isF16() ? 2 : 4) + 3) / 4 * 4;
+}
+
+std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
+                                                 mesh::GridAttr grid) {
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  std::vector<ScratchBuffer> scratch;
+  if (auto gemm = dyn_cast<mesh::GemmOp>(op)) {
+    ArrayRef<int64_t> a = shapeOf(gemm.getLhs());
+    int64_t n = shapeOf(gemm.getRhs())[1];
+    if (gemm.getAlgorithm() == mesh::GemmAlgorithm::summa) {
+      int64_t mt = ceilDiv(a[0], h), kt = ceilDiv(a[1], w),
+              nt = ceilDiv(n, w);
+      scratch.push_back({"_a_panel", mt * kt});
+      scratch.push_back({"_b_panel", kt * nt});
+      return scratch;
+    }
+    // Ring shifts receive into a second buffer; a ring of one core
+    // rotates its slots in place.
+    int64_t ring = std::lcm(h, w);
+    int64_t mt = ceilDiv(a[0], h), kt = ceilDiv(a[1], ring),
+            nt = ceilDiv(n, w);
+    if (w > 1)
+      scratch.push_back({"_a_next", (ring / w) * mt * kt});
+    if (h > 1)
+      scratch.push_back({"_b_next", (ring / h) * kt * nt});
+  } else if (auto gemv = dyn_cast<mesh::GemvOp>(op)) {
+    int64_t nt = ceilDiv(shapeOf(gemv.getRhs())[1], w);
+    mesh::AllreduceAttr allreduce = gemv.getAllreduce();
+    if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
+      if (h > 1) {
+        scratch.push_back({"_pass", nt});
+        scratch.push_back({"_pass_next", nt});
+      }
+    } else if (!rt::ktreeLevels(h, allreduce.getTreeK()).empty()) {
+      scratch.push_back({"_partial", nt});
+    }
+  }
+  return scratch;
+}
