@@ -3,6 +3,7 @@
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
+#include "wafer/Support/LocationName.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
@@ -28,18 +29,6 @@ static Type elementOf(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
 }
 
-/// The ONNX node name a location carries, if any.
-static std::string locationName(Location loc) {
-  std::string name;
-  loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner)) {
-      name = named.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
-}
 
 /// Builds one core.program from the mesh ops of @main, in program order.
 class ProgramLowering {

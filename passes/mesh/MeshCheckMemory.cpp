@@ -1,6 +1,7 @@
 //===- MeshCheckMemory.cpp - Per-core SRAM high-water against the target --===//
 #include "wafer/Passes/Passes.h"
 #include "wafer/Support/BufferPlan.h"
+#include "wafer/Support/LocationName.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -14,17 +15,10 @@ using namespace wafer;
 
 namespace {
 
-/// The ONNX node name a location carries, or the op's name.
+/// The ONNX node an op came from, or the op's name.
 static std::string opLabel(Operation *op) {
-  std::string name;
-  op->getLoc()->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner)) {
-      name = named.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return (name.empty() ? op->getName().getStringRef().str() : name);
+  std::string name = locationName(op->getLoc());
+  return name.empty() ? op->getName().getStringRef().str() : name;
 }
 
 struct MeshCheckMemoryPass
