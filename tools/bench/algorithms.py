@@ -104,8 +104,10 @@ def plot(suite, results, path):
                    alpha=0.4, hatch="//", label=f"{name} communication")
         ax.set_xticks(range(len(grids)), [f"{g}x{g}" for g in grids])
         ax.set_title(f"{suite.upper()} {size}")
-        ax.set_ylabel("cycles")
+        ax.set_ylabel("cycles (log)")
         ax.set_yscale("log")
+        lowest = min((r["compute_cycles"] for r in rows), default=1)
+        ax.set_ylim(bottom=max(lowest / 2, 1))
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -121,8 +123,18 @@ def main():
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
     ap.add_argument("--wafer-run", default=os.path.join(SRC, "build", "bin",
                                                          "wafer-run"))
+    ap.add_argument("--plot-only", action="store_true",
+                    help="redraw OUT/<suite>.png and .md from OUT/<suite>.json")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.plot_only:
+        for suite in (["gemm", "gemv"] if args.suite == "all" else [args.suite]):
+            with open(os.path.join(args.out, f"{suite}.json")) as f:
+                results = json.load(f)["results"]
+            plot(suite, results, os.path.join(args.out, f"{suite}.png"))
+            write_table(suite, SUITES[suite], results,
+                        os.path.join(args.out, f"{suite}.md"))
+        return
     grids = [int(g) for g in args.grids.split(",")]
     for suite in (["gemm", "gemv"] if args.suite == "all" else [args.suite]):
         spec = SUITES[suite]
