@@ -179,12 +179,25 @@ LogicalResult GemvOp::verify() {
   int64_t h = grid.getHeight(), w = grid.getWidth();
   constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
                     Y = LayoutAttr::kY;
-  if (failed(expectLayout(*this, getLhs(), "lhs", {N, Y}, {1, h})) ||
-      failed(expectLayout(*this, getRhs(), "rhs", {Y, X}, {h, w})) ||
-      failed(expectLayout(*this, getResult(), "result", {N, X}, {1, w})) ||
+  bool alongX = reducesAlongX();
+  if (failed(expectLayout(*this, getLhs(), "lhs", {N, alongX ? X : Y},
+                          {1, alongX ? w : h})) ||
+      failed(expectLayout(*this, getRhs(), "rhs",
+                          alongX ? ArrayRef<int64_t>{X, Y}
+                                 : ArrayRef<int64_t>{Y, X},
+                          alongX ? ArrayRef<int64_t>{w, h}
+                                 : ArrayRef<int64_t>{h, w})) ||
+      failed(expectLayout(*this, getResult(), "result", {N, alongX ? Y : X},
+                          {1, alongX ? h : w})) ||
       failed(expectSameInterleave(*this)))
     return failure();
   return verifyColors(*this, getColors());
+}
+
+bool GemvOp::reducesAlongX() {
+  LayoutAttr lhs = getLayout(getLhs().getType());
+  return lhs && lhs.getAxes().size() == 2 &&
+         lhs.getAxes()[1] == LayoutAttr::kX;
 }
 
 LogicalResult MapOp::verify() {

@@ -91,8 +91,12 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
   let summary = "Distributed y[1, N] = x[1, K] x W[K, N] with an allreduce";
   let description = [{
     MeshGEMV (paper section 6): x is `[*, y:H]` (split along y, replicated
-    along x), W is `[y:H, x:W]`, y is `[*, x:W]`. Each core multiplies its
-    tiles; the partial sums of a column are combined with the `allreduce`
+    along x), W is `[y:H, x:W]`, y is `[*, x:W]`. The transposed
+    orientation takes the result of such a GEMV as its input without a
+    relayout: x is `[*, x:W]`, W is `[x:W, y:H]` (the weight placed so),
+    y is `[*, y:H]`, and the partial sums are reduced along rows instead of
+    columns. Each core multiplies its tiles; the partial sums of a column
+    (row) are combined with the `allreduce`
     (`#mesh.allreduce`: K-tree, or the pipeline and ring baselines).
     `colors` holds the first routing color of each message-path family
     (one per tree level and the broadcast; ring: the y ring) once
@@ -113,6 +117,11 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for the transposed orientation: K split along x, partial sums
+    /// reduced along each row.
+    bool reducesAlongX();
+  }];
 }
 
 def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {

@@ -49,14 +49,16 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
     if (h > 1)
       scratch.push_back({"_b_next", (ring / h) * kt * nt});
   } else if (auto gemv = dyn_cast<mesh::GemvOp>(op)) {
-    int64_t nt = ceilDiv(shapeOf(gemv.getRhs())[1], w);
+    bool alongX = gemv.reducesAlongX();
+    int64_t reduced = alongX ? w : h;
+    int64_t nt = ceilDiv(shapeOf(gemv.getRhs())[1], alongX ? h : w);
     mesh::AllreduceAttr allreduce = gemv.getAllreduce();
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      if (h > 1) {
+      if (reduced > 1) {
         scratch.push_back({"_pass", nt});
         scratch.push_back({"_pass_next", nt});
       }
-    } else if (!rt::ktreeLevels(h, allreduce.getTreeK()).empty()) {
+    } else if (!rt::ktreeLevels(reduced, allreduce.getTreeK()).empty()) {
       scratch.push_back({"_partial", nt});
     }
   }

@@ -34,23 +34,31 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
     families.push_back(makeFamily("ring_y", rt::Axis::Y,
                                   rt::ringShiftPaths(h, interleave)));
   } else if (auto gemv = mlir::dyn_cast<mesh::GemvOp>(op)) {
+    // The reduction runs along columns (y), or along rows (x) for the
+    // transposed orientation.
     mesh::AllreduceAttr allreduce = gemv.getAllreduce();
+    bool alongX = gemv.reducesAlongX();
+    rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
+    int64_t n = alongX ? w : h;
+    std::string axisName = alongX ? "x" : "y";
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      families.push_back(makeFamily("ring_y", rt::Axis::Y,
-                                    rt::ringShiftPaths(h, interleave)));
+      families.push_back(makeFamily("ring_" + axisName, axis,
+                                    rt::ringShiftPaths(n, interleave)));
       return families;
     }
     std::string prefix =
         allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::pipeline
             ? std::string("pipeline")
             : "ktree" + std::to_string(allreduce.getK());
+    if (alongX)
+      prefix += "_x";
     for (auto [i, level] :
-         llvm::enumerate(rt::ktreeLevels(h, allreduce.getTreeK())))
+         llvm::enumerate(rt::ktreeLevels(n, allreduce.getTreeK())))
       families.push_back(makeFamily(prefix + "_level" + std::to_string(i),
-                                    rt::Axis::Y,
-                                    rt::ktreeLevelPaths(h, level, interleave)));
-    families.push_back(makeFamily("broadcast_y", rt::Axis::Y,
-                                  rt::broadcastPaths(h, interleave)));
+                                    axis,
+                                    rt::ktreeLevelPaths(n, level, interleave)));
+    families.push_back(makeFamily("broadcast_" + axisName, axis,
+                                  rt::broadcastPaths(n, interleave)));
   }
   return families;
 }

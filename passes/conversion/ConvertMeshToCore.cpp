@@ -416,7 +416,13 @@ private:
     if (failed(channels) || failed(x) || failed(m) || failed(y))
       return failure();
     ArrayRef<int64_t> mShape = cast<RankedTensorType>(op.getRhs().getType()).getShape();
-    int64_t kt = ceilDiv(mShape[0], h), nt = ceilDiv(mShape[1], w);
+    // The reduction runs along columns (ly, H), or along rows for the
+    // transposed orientation (lx, W).
+    bool alongX = op.reducesAlongX();
+    std::string pos = alongX ? "lx" : "ly", extent = alongX ? "W" : "H";
+    int64_t reduced = alongX ? w : h;
+    int64_t kt = ceilDiv(mShape[0], reduced),
+            nt = ceilDiv(mShape[1], alongX ? h : w);
     mesh::AllreduceAttr allreduce = op.getAllreduce();
     std::string tag = "gemv" + std::to_string(opsInfo.size());
     std::string algorithm =
@@ -429,25 +435,28 @@ private:
     instructions.create<core::ZeroOp>(loc, *y);
     instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
     if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      if (h > 1)
+      if (reduced > 1)
         ringAllreduce(loc, *y, (*channels)[0], scratch->lookup("_pass"),
-                      scratch->lookup("_pass_next"));
+                      scratch->lookup("_pass_next"), reduced);
       instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
       return success();
     }
-    std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(h, allreduce.getTreeK());
+    std::vector<rt::KTreeLevel> levels =
+        rt::ktreeLevels(reduced, allreduce.getTreeK());
     if (!levels.empty()) {
       FlatSymbolRefAttr partial = scratch->lookup("_partial");
       for (auto [i, level] : llvm::enumerate(levels)) {
         FlatSymbolRefAttr channel = (*channels)[i];
-        std::string member = llvm::formatv("ly % {0} == 0", level.stride);
-        std::string position =
-            llvm::formatv("(ly / {0}) % {1}", level.stride, level.groupSize);
+        std::string member =
+            llvm::formatv("{0} % {1} == 0", pos, level.stride);
+        std::string position = llvm::formatv("({0} / {1}) % {2}", pos,
+                                             level.stride, level.groupSize);
         // A chain towards the group's first member: receive from the next
         // member, add, pass on to the previous one.
         when(loc,
-             llvm::formatv("{0} && {1} + 1 < {2} && ly + {3} < H", member,
-                           position, level.groupSize, level.stride),
+             llvm::formatv("{0} && {1} + 1 < {2} && {3} + {4} < {5}", member,
+                           position, level.groupSize, pos, level.stride,
+                           extent),
              [&] {
                instructions.create<core::RecvOp>(loc, partial, channel);
                instructions.create<core::ElementwiseOp>(
@@ -459,26 +468,26 @@ private:
         });
       }
       FlatSymbolRefAttr broadcast = channels->back();
-      when(loc, "ly == 0",
+      when(loc, pos + " == 0",
            [&] { instructions.create<core::SendOp>(loc, *y, broadcast); });
-      when(loc, "ly != 0",
+      when(loc, pos + " != 0",
            [&] { instructions.create<core::RecvOp>(loc, *y, broadcast); });
     }
     instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
     return success();
   }
 
-  /// Ring allreduce of the column's partial sums in `sum`: H - 1 steps in
+  /// Ring allreduce of a ring's partial sums in `sum`: ringSize - 1 steps in
   /// which every core passes the partial it last received (first its own)
   /// to the previous ring position and adds the one arriving from the next.
   void ringAllreduce(Location loc, FlatSymbolRefAttr sum,
                      FlatSymbolRefAttr ring, FlatSymbolRefAttr passing,
-                     FlatSymbolRefAttr next) {
+                     FlatSymbolRefAttr next, int64_t ringSize) {
     instructions.create<core::ZeroOp>(loc, passing);
     instructions.create<core::ElementwiseOp>(
         loc, elementwiseKind(core::ElementwiseKind::add), passing, passing,
         sum);
-    repeat(loc, std::to_string(h - 1), [&] {
+    repeat(loc, std::to_string(ringSize - 1), [&] {
       instructions.create<core::SendOp>(loc, passing, ring);
       instructions.create<core::RecvOp>(loc, next, ring);
       instructions.create<core::SwapOp>(loc, passing, next);

@@ -151,14 +151,27 @@ private:
             n = rhsType.getDimSize(1);
     int64_t h = grid.getHeight(), w = grid.getWidth();
     if (m == 1) {
-      auto lhs = materialize(op, op.getLhs(), {1, k}, layout({kNone, kY}, {1, h}));
+      // A vector a previous GEMV left split along x feeds the transposed
+      // orientation (the weight is placed [x:W, y:H]), so chained GEMVs
+      // alternate between the two and never relayout.
+      bool alongX = false;
+      if (!isHostValue(op.getLhs()))
+        if (mesh::LayoutAttr planned = mesh::getLayout(
+                plannedValues.lookup(op.getLhs()).getType()))
+          alongX = planned.getAxes().size() == 2 &&
+                   planned.getAxes()[1] == kX;
+      int64_t in = alongX ? kX : kY, out = alongX ? kY : kX;
+      int64_t inBlocks = alongX ? w : h, outBlocks = alongX ? h : w;
+      auto lhs = materialize(op, op.getLhs(), {1, k},
+                             layout({kNone, in}, {1, inBlocks}));
       if (failed(lhs))
         return failure();
-      auto rhs = materialize(op, op.getRhs(), {k, n}, layout({kY, kX}, {h, w}));
+      auto rhs = materialize(op, op.getRhs(), {k, n},
+                             layout({in, out}, {inBlocks, outBlocks}));
       if (failed(rhs))
         return failure();
-      auto resultType =
-          RankedTensorType::get({1, n}, elementType, layout({kNone, kX}, {1, w}));
+      auto resultType = RankedTensorType::get(
+          {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
       auto gemv = builder.create<mesh::GemvOp>(
           op.getLoc(), resultType, *lhs, *rhs,
           allreduce, nullptr);

@@ -115,6 +115,22 @@ def gemv(k, n, seed=0, name=None):
     return case
 
 
+def gemv_chain(k, n1, n2, n3, seed=0, name=None):
+    """Y[1,n3] = ((X[1,k] @ W1) @ W2) * S @ W3: a decode step's chain of
+    projections (S a scale vector), W1..W3 and S initializers."""
+    rng = _rng(seed)
+    x = _values(rng, (1, k))
+    weights = {"W1": _values(rng, (k, n1)), "W2": _values(rng, (n1, n2)),
+               "S": _values(rng, (1, n2)), "W3": _values(rng, (n2, n3))}
+    model = make_model(
+        [helper.make_node("MatMul", ["X", "W1"], ["H1"], name="proj1"),
+         helper.make_node("MatMul", ["H1", "W2"], ["H2"], name="proj2"),
+         helper.make_node("Mul", ["H2", "S"], ["H3"], name="scale"),
+         helper.make_node("MatMul", ["H3", "W3"], ["Y"], name="proj3")],
+        [("X", (1, k))], [("Y", (1, n3))], weights)
+    return Case(name or f"gemv_chain_{k}x{n1}x{n2}x{n3}", model, {"X": x})
+
+
 def gemm(m, k, n, alpha=0.5, beta=2.0, trans_b=True, bias="row", seed=0,
          name=None):
     """ONNX Gemm: Y = alpha * X @ op(W) + beta * C, W and C initializers.

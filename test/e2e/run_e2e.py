@@ -51,6 +51,8 @@ def cases():
         # GEMV that divides, and the 1x300x200 acceptance case on 6x6.
         (testing.gemv(64, 48, seed=5), DIVIDING),
         (testing.gemv(300, 200, seed=6), ["6x6"] + ALL_GRIDS),
+        # Chained GEMVs alternate orientation instead of relayouting.
+        (testing.gemv_chain(64, 48, 40, 24, seed=12), ["5x7", "8x8", "1x6"]),
         # Gemm with transB, bias C, alpha and beta.
         (testing.gemm(37, 50, 29, alpha=0.5, beta=2.0, trans_b=True,
                       bias="row", seed=7), ["5x7", "4x4"]),

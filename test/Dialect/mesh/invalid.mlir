@@ -311,9 +311,21 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
-  func.func @gemv_layout(%x: tensor<1x4xf32, #mesh.layout<[*, x:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{lhs layout must be #mesh.layout<[*, y:2]>}}
-    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
+  func.func @gemv_layout(%x: tensor<1x4xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{result layout must be #mesh.layout<[*, x:2]>}}
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, y:2]>>
+    return
+  }
+}
+
+// -----
+
+// An x-split vector takes the transposed orientation: the weight must be
+// placed [x:W, y:H].
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @gemv_transposed_layout(%x: tensor<1x4xf32, #mesh.layout<[*, x:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{rhs layout must be #mesh.layout<[x:2, y:2]>, got #mesh.layout<[y:2, x:2]>}}
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, y:2]>>
     return
   }
 }

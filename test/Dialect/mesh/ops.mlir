@@ -28,6 +28,12 @@ module attributes {mesh.grid = #mesh.grid<5x7>,
         : tensor<1x50xf32, #mesh.layout<[*, y:5]>>, tensor<50x29xf32, #mesh.layout<[y:5, x:7]>>
        -> tensor<1x29xf32, #mesh.layout<[*, x:7]>>
     %z = mesh.collect %g : tensor<1x29xf32, #mesh.layout<[*, x:7]>> -> tensor<1x29xf32>
+    // The transposed orientation takes the x-split result directly.
+    %w2 = mesh.distribute %w : tensor<29x50xf32> -> tensor<29x50xf32, #mesh.layout<[x:7, y:5]>>
+    // CHECK: mesh.gemv {{.*}} {allreduce = #mesh.allreduce<ring>} : tensor<1x29xf32, #mesh.layout<[*, x:7]>>, tensor<29x50xf32, #mesh.layout<[x:7, y:5]>> -> tensor<1x50xf32, #mesh.layout<[*, y:5]>>
+    %g2 = mesh.gemv %g, %w2 {allreduce = #mesh.allreduce<ring>}
+        : tensor<1x29xf32, #mesh.layout<[*, x:7]>>, tensor<29x50xf32, #mesh.layout<[x:7, y:5]>>
+       -> tensor<1x50xf32, #mesh.layout<[*, y:5]>>
     return %y, %z : tensor<37x29xf32>, tensor<1x29xf32>
   }
 }
