@@ -100,7 +100,12 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
     (`#mesh.allreduce`: K-tree, or the pipeline and ring baselines).
     `colors` holds the first routing color of each message-path family
     (one per tree level and the broadcast; ring: the y ring) once
-    `mesh-allocate-routes` ran.
+    `mesh-allocate-routes` ran. `relayed` (set by `mesh-allocate-routes`
+    when the tree's colors do not fit the target's routes) sends every
+    message of the tree and the broadcast hop by hop between consecutive
+    ring positions, each intermediate core receiving and forwarding it in
+    software (paying the relay cycles); all levels then share two colors
+    per direction. Colors: the hop towards position 0, then away from it.
 
     ```mlir
     %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>}
@@ -111,7 +116,8 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
   }];
   let arguments = (ins Mesh_DistTensor:$lhs, Mesh_DistTensor:$rhs,
                        Mesh_AllreduceAttr:$allreduce,
-                       OptionalAttr<DenseI32ArrayAttr>:$colors);
+                       OptionalAttr<DenseI32ArrayAttr>:$colors,
+                       UnitAttr:$relayed);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)

@@ -46,6 +46,15 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
                                     rt::ringShiftPaths(n, interleave)));
       return families;
     }
+    if (gemv.getRelayed()) {
+      // Every message moves one ring position at a time, so all levels
+      // share the hops towards position 0 and the broadcast the hops away.
+      families.push_back(makeFamily("hop_in_" + axisName, axis,
+                                    rt::neighborPaths(n, false, interleave)));
+      families.push_back(makeFamily("hop_out_" + axisName, axis,
+                                    rt::neighborPaths(n, true, interleave)));
+      return families;
+    }
     std::string prefix =
         allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::pipeline
             ? std::string("pipeline")

@@ -443,6 +443,13 @@ private:
     }
     std::vector<rt::KTreeLevel> levels =
         rt::ktreeLevels(reduced, allreduce.getTreeK());
+    if (!levels.empty() && op.getRelayed()) {
+      relayedTree(loc, levels, pos, reduced, *y, scratch->lookup("_partial"),
+                  (*channels)[0], (*channels)[1]);
+      instructions.create<core::MarkOp>(
+          loc, recordOp(op, "gemv", algorithm + "-relayed"));
+      return success();
+    }
     if (!levels.empty()) {
       FlatSymbolRefAttr partial = scratch->lookup("_partial");
       for (auto [i, level] : llvm::enumerate(levels)) {
@@ -475,6 +482,52 @@ private:
     }
     instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
     return success();
+  }
+
+  /// The K-tree (or pipeline) over `n` ring positions with every message
+  /// moved one position at a time: a member's send to the member `stride`
+  /// positions before it is received and forwarded by each core in between
+  /// (paying the relay cycles of the receive), and so is the broadcast.
+  void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
+                   const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
+                   FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,
+                   FlatSymbolRefAttr hopOut) {
+    for (const rt::KTreeLevel &level : levels) {
+      int64_t s = level.stride, g = level.groupSize;
+      std::string member = llvm::formatv("{0} % {1} == 0", pos, s);
+      std::string position = llvm::formatv("({0} / {1}) % {2}", pos, s, g);
+      when(loc,
+           llvm::formatv("{0} && {1} + 1 < {2} && {3} + {4} < {5}", member,
+                         position, g, pos, s, n),
+           [&] {
+             instructions.create<core::RecvOp>(loc, partial, hopIn);
+             instructions.create<core::ElementwiseOp>(
+                 loc, elementwiseKind(core::ElementwiseKind::add), sum, sum,
+                 partial);
+           });
+      when(loc, llvm::formatv("{0} && {1} > 0", member, position), [&] {
+        instructions.create<core::SendOp>(loc, sum, hopIn);
+      });
+      // Cores strictly inside the span of a send: from the member after
+      // them, (pos / s + 1) * s, when that member sends (is not a root).
+      if (s > 1)
+        when(loc,
+             llvm::formatv("{0} % {1} != 0 && ({0} / {1} + 1) % {2} != 0 && "
+                           "({0} / {1} + 1) * {1} < {3}",
+                           pos, s, g, n),
+             [&] {
+               instructions.create<core::RecvOp>(loc, partial, hopIn);
+               instructions.create<core::SendOp>(loc, partial, hopIn);
+             });
+    }
+    when(loc, pos + " == 0",
+         [&] { instructions.create<core::SendOp>(loc, sum, hopOut); });
+    when(loc, pos + " != 0", [&] {
+      instructions.create<core::RecvOp>(loc, sum, hopOut);
+      when(loc, llvm::formatv("{0} + 1 < {1}", pos, n), [&] {
+        instructions.create<core::SendOp>(loc, sum, hopOut);
+      });
+    });
   }
 
   /// Ring allreduce of a ring's partial sums in `sum`: ringSize - 1 steps in

@@ -174,7 +174,7 @@ private:
           {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
       auto gemv = builder.create<mesh::GemvOp>(
           op.getLoc(), resultType, *lhs, *rhs,
-          allreduce, nullptr);
+          allreduce, nullptr, nullptr);
       plannedValues[op.getResult()] = gemv.getResult();
       return success();
     }

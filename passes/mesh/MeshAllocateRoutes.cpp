@@ -24,6 +24,90 @@ busiestIndex(const std::vector<SmallVector<int32_t>> &perIndex) {
   return best;
 }
 
+/// Trees that can send hop by hop when their colors do not fit.
+static bool canRelay(Operation *op) {
+  auto gemv = dyn_cast<mesh::GemvOp>(op);
+  return gemv && gemv.getAllreduce().getAlgorithm() !=
+                     mesh::AllreduceAlgorithm::ring;
+}
+
+/// Colors for every communicating op of a module, in program order.
+class ColorAllocator {
+public:
+  ColorAllocator(mesh::GridAttr grid, int64_t budget)
+      : grid(grid), budget(budget), perX(grid.getWidth()),
+        perY(grid.getHeight()) {}
+
+  /// Where an op's colors did not fit.
+  struct Overflow {
+    Operation *op = nullptr;
+    int64_t needed = 0, x = 0, y = 0;
+  };
+
+  /// Assigns colors to `op` (setting `colors`), relaying its tree when that
+  /// is what makes it fit; the overflow when nothing does.
+  std::optional<Overflow> allocate(Operation *op) {
+    Snapshot saved = snapshot();
+    SmallVector<int32_t> colors;
+    Overflow result = assign(op, colors);
+    auto gemv = dyn_cast<mesh::GemvOp>(op);
+    if (result.needed > budget && canRelay(op) && !gemv.getRelayed()) {
+      restore(saved);
+      gemv.setRelayed(true);
+      result = assign(op, colors);
+    }
+    if (result.needed > budget)
+      return result;
+    op->setAttr("colors", DenseI32ArrayAttr::get(op->getContext(), colors));
+    return std::nullopt;
+  }
+
+private:
+  struct Snapshot {
+    std::vector<SmallVector<int32_t>> perX, perY;
+    llvm::StringMap<int32_t> baseColors;
+    int32_t nextColor;
+  };
+  Snapshot snapshot() const { return {perX, perY, baseColors, nextColor}; }
+  void restore(const Snapshot &s) {
+    perX = s.perX;
+    perY = s.perY;
+    baseColors = s.baseColors;
+    nextColor = s.nextColor;
+  }
+
+  /// Adds the op's families (ops with the same paths share colors) and
+  /// returns the resulting per-core need and where it peaks. A core's
+  /// colors are those its column index needs on x-families plus those its
+  /// row index needs on y-families.
+  Overflow assign(Operation *op, SmallVector<int32_t> &colors) {
+    colors.clear();
+    bool interleave =
+        mesh::getLayout(op->getResult(0).getType()).getInterleave();
+    for (const ChannelFamily &family :
+         getChannelFamilies(op, grid, interleave)) {
+      auto [it, inserted] = baseColors.try_emplace(family.name, nextColor);
+      if (inserted) {
+        nextColor += family.numColors;
+        addColorsPerIndex(family, it->second,
+                          family.axis == rt::Axis::X ? perX : perY);
+      }
+      colors.push_back(it->second);
+    }
+    auto [x, xColors] = busiestIndex(perX);
+    auto [y, yColors] = busiestIndex(perY);
+    // Colors are not reused across families, so the highest one counts
+    // too; with families spanning whole axes it equals the per-core need.
+    return {op, std::max<int64_t>(xColors + yColors, nextColor), x, y};
+  }
+
+  mesh::GridAttr grid;
+  int64_t budget;
+  std::vector<SmallVector<int32_t>> perX, perY;
+  llvm::StringMap<int32_t> baseColors;
+  int32_t nextColor = 0;
+};
+
 struct MeshAllocateRoutesPass
     : public wafer::impl::MeshAllocateRoutesBase<MeshAllocateRoutesPass> {
   void runOnOperation() override {
@@ -35,46 +119,35 @@ struct MeshAllocateRoutesPass
                        "mesh.target (run convert-tfm-to-mesh first)");
       return signalPassFailure();
     }
-    int64_t budget = target.getRoutesPerCore();
-    // A core's colors are those its column index needs on x-families plus
-    // those its row index needs on y-families.
-    std::vector<SmallVector<int32_t>> perX(grid.getWidth()),
-        perY(grid.getHeight());
-    llvm::StringMap<int32_t> baseColors;
-    int32_t nextColor = 0;
-    WalkResult walk = module.walk([&](Operation *op) {
-      if (!isa<mesh::GemmOp, mesh::GemvOp>(op))
-        return WalkResult::advance();
-      bool interleave = mesh::getLayout(op->getResult(0).getType())
-                            .getInterleave();
-      SmallVector<int32_t> colors;
-      for (const ChannelFamily &family :
-           getChannelFamilies(op, grid, interleave)) {
-        auto [it, inserted] = baseColors.try_emplace(family.name, nextColor);
-        if (inserted) {
-          nextColor += family.numColors;
-          addColorsPerIndex(family, it->second,
-                            family.axis == rt::Axis::X ? perX : perY);
-        }
-        colors.push_back(it->second);
-      }
-      auto [x, xColors] = busiestIndex(perX);
-      auto [y, yColors] = busiestIndex(perY);
-      // Colors are not reused across families, so the highest one counts
-      // too; with families spanning whole axes it equals the per-core need.
-      int64_t needed = std::max<int64_t>(xColors + yColors, nextColor);
-      if (needed > budget) {
-        op->emitError("mesh-allocate-routes: ")
-            << op->getName() << " needs " << needed
-            << " routing colors at core (x=" << x << ", y=" << y
-            << ") but target '" << target.getName() << "' has " << budget;
-        return WalkResult::interrupt();
-      }
-      op->setAttr("colors", DenseI32ArrayAttr::get(op->getContext(), colors));
-      return WalkResult::advance();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<mesh::GemmOp, mesh::GemvOp>(op))
+        ops.push_back(op);
     });
-    if (walk.wasInterrupted())
-      signalPassFailure();
+    auto run = [&]() -> std::optional<ColorAllocator::Overflow> {
+      ColorAllocator allocator(grid, target.getRoutesPerCore());
+      for (Operation *op : ops)
+        if (auto overflow = allocator.allocate(op))
+          return overflow;
+      return std::nullopt;
+    };
+    // Relaying one tree at a time can leave earlier trees holding the
+    // colors a later one needs; then every tree is relayed, once.
+    std::optional<ColorAllocator::Overflow> overflow = run();
+    if (overflow && llvm::any_of(ops, canRelay)) {
+      for (Operation *op : ops)
+        if (canRelay(op))
+          cast<mesh::GemvOp>(op).setRelayed(true);
+      overflow = run();
+    }
+    if (!overflow)
+      return;
+    overflow->op->emitError("mesh-allocate-routes: ")
+        << overflow->op->getName() << " needs " << overflow->needed
+        << " routing colors at core (x=" << overflow->x
+        << ", y=" << overflow->y << ") but target '" << target.getName()
+        << "' has " << target.getRoutesPerCore();
+    signalPassFailure();
   }
 };
 

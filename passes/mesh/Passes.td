@@ -33,8 +33,11 @@ def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
     Each op's message paths (MeshGEMM's x and y rings, each K-tree level's
     chains, the broadcast) are colored so that paths sharing a core never
     share a color; ops with the same paths share colors. The colors any
-    core needs must fit the target's `routes_per_core`, otherwise the pass
-    fails naming the op and the core.
+    core needs must fit the target's `routes_per_core`. A GEMV tree that
+    does not fit is marked `relayed` (its messages then move one ring
+    position at a time, forwarded in software, sharing two colors per
+    direction); if that still overflows the pass fails naming the op and
+    the core.
 
     Before:
     ```mlir

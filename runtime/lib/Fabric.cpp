@@ -105,10 +105,13 @@ std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved) {
   return paths;
 }
 
-std::vector<LinePath> neighborPaths(int64_t n, bool forward) {
+std::vector<LinePath> neighborPaths(int64_t n, bool forward,
+                                    bool interleaved) {
   std::vector<LinePath> paths;
-  for (int64_t i = 0; i + 1 < n; ++i)
-    paths.push_back(forward ? LinePath{i, {i + 1}} : LinePath{i + 1, {i}});
+  std::vector<int64_t> ring = ringOrder(n, interleaved);
+  for (int64_t l = 0; l + 1 < n; ++l)
+    paths.push_back(forward ? LinePath{ring[l], {ring[l + 1]}}
+                            : LinePath{ring[l + 1], {ring[l]}});
   return paths;
 }
 

@@ -146,7 +146,7 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats) {
                     stats.maxSramBytesPerCore, program.target.sramBytes,
                     stats.maxRoutesPerCore, program.target.routesPerCore);
   for (const rt::OpStats &op : stats.ops)
-    outs() << formatv("  {0,-24} {1,-5} {2,-9} {3,9} cycles ({4} compute)\n",
+    outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles ({4} compute)\n",
                       op.name, op.kind, op.algorithm, op.cycles,
                       op.computeCycles);
 }

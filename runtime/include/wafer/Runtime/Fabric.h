@@ -65,9 +65,11 @@ std::vector<LinePath> ktreeLevelPaths(int64_t n, const KTreeLevel &level,
 /// One multicast from logical position 0 to every other position.
 std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved);
 
-/// Paths between physical neighbours, i -> i + 1 (forward) or i + 1 -> i:
-/// the hops of a broadcast that is forwarded core by core in software.
-std::vector<LinePath> neighborPaths(int64_t n, bool forward);
+/// Paths between consecutive logical positions, l -> l + 1 (forward) or
+/// l + 1 -> l, at most 2 hops apart when interleaved, physical neighbours
+/// otherwise: the hops of a message forwarded core by core in software.
+std::vector<LinePath> neighborPaths(int64_t n, bool forward,
+                                    bool interleaved = false);
 
 /// Colors the paths so that two paths that share a core (endpoints
 /// included) never share a color; greedy in order of the lowest core, which
