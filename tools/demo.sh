@@ -58,7 +58,7 @@ run_case matmul 5x7 "GEMM 37x50 x 50x29" "37 50 29" \
 run_case gemv 6x6 "GEMV 1x300 x 300x200" "300 200" \
   "--allreduce ktree --ktree-k 2;--allreduce pipeline;--allreduce ring"
 run_case matmul 64x64 "GEMM 512x512 x 512x512" "512 512 512" \
-  "--gemm meshgemm;--gemm cannon;--gemm summa" f16
+  "--gemm meshgemm;--gemm cannon;--gemm summa;--gemm allgather" f16
 run_case gemv 128x128 "GEMV 1x4096 x 4096x4096" "4096 4096" \
   "--allreduce ktree --ktree-k 2;--allreduce ktree --ktree-k 3;--allreduce pipeline" f16
 

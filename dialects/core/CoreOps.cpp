@@ -261,6 +261,20 @@ LogicalResult RotateSlotsOp::verify() {
   return success();
 }
 
+LogicalResult CopyOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getDstAttr(), getSrcAttr()}, sizes)))
+    return failure();
+  for (int64_t elements : sizes)
+    if (getSize() < 1 || elements % getSize() != 0)
+      return emitOpError("slot size ")
+             << getSize() << " does not divide a buffer's " << elements
+             << " elements";
+  if (failed(verifyExpression(*this, getDstSlot())))
+    return failure();
+  return verifyExpression(*this, getSrcSlot());
+}
+
 LogicalResult SendOp::verify() {
   if (failed(lookupBuffer(*this, getBufferAttr())))
     return failure();

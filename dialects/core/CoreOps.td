@@ -227,6 +227,26 @@ def Core_RotateSlotsOp : Core_Instr<"rotate_slots"> {
   let hasVerifier = 1;
 }
 
+def Core_CopyOp : Core_Instr<"copy"> {
+  let summary = "Copies one slot of a buffer into a slot of another";
+  let description = [{
+    Both buffers are read as slots of `size` elements; the slot indices are
+    coordinate expressions (they may read `i`, the iteration of the
+    innermost repeat) and must lie within the buffers at run time. Gathers
+    blocks into a panel and picks them out again (the allgather GEMM).
+    ```mlir
+    core.copy @panel["(lx + i + 1) % 4"], @a["0"] {size = 16 : i64}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$dst, StrAttr:$dst_slot,
+                       FlatSymbolRefAttr:$src, StrAttr:$src_slot,
+                       I64Attr:$size);
+  let assemblyFormat = [{
+    $dst `[` $dst_slot `]` `,` $src `[` $src_slot `]` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Core_SendOp : Core_Instr<"send"> {
   let summary = "Sends a buffer on a channel";
   let description = [{

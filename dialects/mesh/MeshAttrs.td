@@ -126,7 +126,8 @@ def Mesh_GemmAlgorithm : I32EnumAttr<"GemmAlgorithm",
     "distributed GEMM algorithm", [
       I32EnumAttrCase<"meshgemm", 0>,
       I32EnumAttrCase<"cannon", 1>,
-      I32EnumAttrCase<"summa", 2>
+      I32EnumAttrCase<"summa", 2>,
+      I32EnumAttrCase<"allgather", 3>
     ]> {
   let cppNamespace = "::wafer::mesh";
   let genSpecializedAttr = 0;

@@ -65,6 +65,10 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
       B along their columns, hop by hop, every core receiving and
       forwarding in software (paying the relay cycles), then every core
       multiplies the received tiles.
+    - `allgather`: every core first gathers its whole row panel of A and
+      column panel of B by W - 1 (H - 1) ring shifts, each received in
+      software, keeping every block (O(1/N) of the operands per core), then
+      multiplies them without further communication.
 
     `colors` holds the first routing color of each message-path family
     (meshgemm, cannon: x ring, y ring; summa: east, west, south, north)

@@ -44,6 +44,13 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
     int64_t ring = std::lcm(h, w);
     int64_t mt = ceilDiv(a[0], h), kt = ceilDiv(a[1], ring),
             nt = ceilDiv(n, w);
+    if (gemm.getAlgorithm() == mesh::GemmAlgorithm::allgather) {
+      // Whole panels of every block, and one block of each to multiply.
+      scratch.push_back({"_a_panel", ring * mt * kt});
+      scratch.push_back({"_b_panel", ring * kt * nt});
+      scratch.push_back({"_a_block", mt * kt});
+      scratch.push_back({"_b_block", kt * nt});
+    }
     if (w > 1)
       scratch.push_back({"_a_next", (ring / w) * mt * kt});
     if (h > 1)

@@ -136,6 +136,14 @@ private:
             buf(op.getBuffer());
             instr.n = op.getSlot();
           })
+          .Case<core::CopyOp>([&](auto op) {
+            instr.op = rt::Opcode::Copy;
+            buf(op.getDst());
+            buf(op.getSrc());
+            instr.n = op.getSize();
+            instr.expr = op.getDstSlot().str();
+            instr.expr2 = op.getSrcSlot().str();
+          })
           .Case<core::SendOp>([&](auto op) {
             instr.op = rt::Opcode::Send;
             buf(op.getBuffer());

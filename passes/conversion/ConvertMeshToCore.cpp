@@ -274,6 +274,8 @@ private:
   LogicalResult lower(mesh::GemmOp op) {
     if (op.getAlgorithm() == mesh::GemmAlgorithm::summa)
       return lowerSumma(op);
+    if (op.getAlgorithm() == mesh::GemmAlgorithm::allgather)
+      return lowerAllgather(op);
     Location loc = op.getLoc();
     if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
       return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
@@ -338,6 +340,84 @@ private:
     multiply();
     instructions.create<core::MarkOp>(
         loc, recordOp(op, "gemm", mesh::stringifyGemmAlgorithm(op.getAlgorithm())));
+    return success();
+  }
+
+  /// GEMM via allgather: every core collects its row panel of A (the
+  /// blocks of all W ring positions) and column panel of B by ring shifts,
+  /// copying each arrival into its panel, then multiplies the blocks pair
+  /// by pair. Block b of A sits in chunk b % W, slot b / W of the panel
+  /// (the blocks ring position b % W holds), B's in chunk b % H.
+  LogicalResult lowerAllgather(mesh::GemmOp op) {
+    Location loc = op.getLoc();
+    if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
+      return op.emitError("convert-mesh-to-core: the allgather GEMM shifts "
+                          "its operands in place; an operand with other "
+                          "users is not supported yet");
+    auto channels = channelsFor(op);
+    auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+         c = bufferFor(op.getResult());
+    if (failed(channels) || failed(a) || failed(b) || failed(c))
+      return failure();
+    std::string tag = "gemm" + std::to_string(opsInfo.size());
+    auto scratch = scratchFor(op, tag);
+    if (failed(scratch))
+      return failure();
+    ArrayRef<int64_t> aShape =
+        cast<RankedTensorType>(op.getLhs().getType()).getShape();
+    int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+    int64_t ring = std::lcm(h, w);
+    int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
+            nt = ceilDiv(n, w);
+    struct Gather {
+      FlatSymbolRefAttr buffer, next, panel, channel;
+      std::string pos, extent;
+      int64_t steps, chunk;
+    };
+    Gather gatherA{*a, scratch->lookup("_a_next"), scratch->lookup("_a_panel"),
+                   (*channels)[0], "lx", "W", w - 1, (ring / w) * mt * kt};
+    Gather gatherB{*b, scratch->lookup("_b_next"), scratch->lookup("_b_panel"),
+                   (*channels)[1], "ly", "H", h - 1, (ring / h) * kt * nt};
+    auto copy = [&](FlatSymbolRefAttr dst, std::string dstSlot,
+                    FlatSymbolRefAttr src, std::string srcSlot, int64_t size) {
+      instructions.create<core::CopyOp>(
+          loc, dst, builder.getStringAttr(dstSlot), src,
+          builder.getStringAttr(srcSlot), i64(size));
+    };
+    instructions.create<core::ZeroOp>(loc, *c);
+    for (const Gather &g : {gatherA, gatherB})
+      copy(g.panel, g.pos, g.buffer, "0", g.chunk);
+    // Shift and keep: after s shifts a core holds the chunk of ring
+    // position pos + s. The A and B rings overlap for their common steps.
+    auto step = [&](const Gather &g, int64_t offset) {
+      instructions.create<core::SendOp>(loc, g.buffer, g.channel);
+      instructions.create<core::RecvOp>(loc, g.next, g.channel);
+      instructions.create<core::SwapOp>(loc, g.buffer, g.next);
+      copy(g.panel,
+           llvm::formatv("({0} + i + {1}) % {2}", g.pos, offset + 1, g.extent),
+           g.buffer, "0", g.chunk);
+    };
+    int64_t common = std::min(gatherA.steps, gatherB.steps);
+    if (common > 0)
+      repeat(loc, std::to_string(common), [&] {
+        step(gatherA, 0);
+        step(gatherB, 0);
+      });
+    for (const Gather &g : {gatherA, gatherB})
+      if (g.steps > common)
+        repeat(loc, std::to_string(g.steps - common),
+               [&] { step(g, common); });
+    FlatSymbolRefAttr aBlock = scratch->lookup("_a_block"),
+                      bBlock = scratch->lookup("_b_block");
+    repeat(loc, std::to_string(ring), [&] {
+      copy(aBlock, "0", gatherA.panel,
+           llvm::formatv("(i % W) * {0} + i / W", ring / w), mt * kt);
+      copy(bBlock, "0", gatherB.panel,
+           llvm::formatv("(i % H) * {0} + i / H", ring / h), kt * nt);
+      instructions.create<core::GemmTileOp>(loc, *c, aBlock, bBlock, i64(mt),
+                                            i64(kt), i64(nt));
+    });
+    instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "allgather"));
     return success();
   }
 

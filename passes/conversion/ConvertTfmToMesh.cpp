@@ -278,7 +278,7 @@ struct ConvertTfmToMeshPass
         mesh::symbolizeGemmAlgorithm(gemm);
     if (!gemmAlgorithm) {
       module.emitError("convert-tfm-to-mesh: unknown gemm algorithm '")
-          << gemm << "' (known: meshgemm, cannon, summa)";
+          << gemm << "' (known: meshgemm, cannon, summa, allgather)";
       return signalPassFailure();
     }
     std::optional<mesh::AllreduceAlgorithm> allreduceAlgorithm =

@@ -33,7 +33,7 @@ struct CompilePipelineOptions
       llvm::cl::init("wse2")};
   Option<std::string> gemm{
       *this, "gemm",
-      llvm::cl::desc("GEMM algorithm: meshgemm, cannon or summa"),
+      llvm::cl::desc("GEMM algorithm: meshgemm, cannon, summa or allgather"),
       llvm::cl::init("meshgemm")};
   Option<std::string> allreduce{
       *this, "allreduce",

@@ -47,6 +47,8 @@ StringRef opcodeName(Opcode op) {
     return "when";
   case Opcode::Mark:
     return "mark";
+  case Opcode::Copy:
+    return "copy";
   }
   return "unknown";
 }
@@ -122,7 +124,8 @@ private:
       out.push_back(fb::CreateInstr(b, fb::Opcode(in.op),
                                     b.CreateVector(in.bufs), in.channel,
                                     in.channel2, in.m, in.k, in.n,
-                                    b.CreateString(in.expr), in.mark, body));
+                                    b.CreateString(in.expr), in.mark, body,
+                                    b.CreateString(in.expr2)));
     }
     return b.CreateVector(out);
   }
@@ -243,7 +246,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::Mark))
+      if (uint8_t(in->op()) > uint8_t(Opcode::Copy))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());
@@ -254,6 +257,7 @@ private:
       i.k = in->k();
       i.n = in->n();
       i.expr = str(in->expr());
+      i.expr2 = str(in->expr2());
       i.mark = in->mark();
       if (Error e = instrs(in->body(), i.body))
         return e;
@@ -489,6 +493,7 @@ private:
         wantBufs = 3;
         break;
       case Opcode::Swap:
+      case Opcode::Copy:
         wantBufs = 2;
         break;
       case Opcode::Repeat:
@@ -534,6 +539,15 @@ private:
         if (in.n <= 0 || elems(in.bufs[0]) % in.n != 0)
           return fail(formatv("slot size {0} does not divide {1} elements",
                               in.n, elems(in.bufs[0])));
+        break;
+      case Opcode::Copy:
+        for (int32_t buf : in.bufs)
+          if (in.n <= 0 || elems(buf) % in.n != 0)
+            return fail(formatv("slot size {0} does not divide {1} elements",
+                                in.n, elems(buf)));
+        for (const std::string &text : {in.expr, in.expr2})
+          if (Expected<Expr> e = Expr::parse(text); !e)
+            return fail(toString(e.takeError()));
         break;
       case Opcode::Repeat:
       case Opcode::When:
@@ -794,6 +808,10 @@ private:
         break;
       case Opcode::Mark:
         os << " " << in.mark;
+        break;
+      case Opcode::Copy:
+        os << " slot size " << in.n << " to '" << in.expr << "' from '"
+           << in.expr2 << "'";
         break;
       default:
         break;

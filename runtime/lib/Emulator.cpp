@@ -74,6 +74,7 @@ enum class Step : uint8_t {
   Rotate,
   Send,
   Recv,
+  Copy,
   LoopBegin,
   LoopEnd,
   Branch,
@@ -87,7 +88,7 @@ struct Op {
   int32_t out = -1, in1 = -1, in2 = -1; // buffer indices
   int32_t channel = -1;
   int64_t m = 0, k = 0, n = 0;
-  int32_t expr = -1;
+  int32_t expr = -1, expr2 = -1;
   /// LoopBegin / Branch: pc past the body; LoopEnd: pc of its LoopBegin.
   uint32_t jump = 0;
   int64_t mark = -1;
@@ -136,6 +137,14 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
       break;
     case Opcode::Mark:
       op.kind = Step::Mark;
+      break;
+    case Opcode::Copy:
+      // validateProgram has parsed both expressions already.
+      op.kind = Step::Copy;
+      op.expr = int32_t(exprs.size());
+      exprs.push_back(cantFail(Expr::parse(in.expr)));
+      op.expr2 = int32_t(exprs.size());
+      exprs.push_back(cantFail(Expr::parse(in.expr2)));
       break;
     case Opcode::Relay: {
       op.kind = Step::Recv;
@@ -461,6 +470,13 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     c.error = coreName(id) + ": " + what.str();
     return false;
   };
+  // Expressions see the core's coordinates and the innermost loop's i.
+  auto evaluate = [&](int32_t expr) {
+    ExprEnv e = env(id);
+    if (!c.loops.empty())
+      e.i = c.loops.back().iteration;
+    return exprs[expr].evaluate(e);
+  };
   switch (op.kind) {
   case Step::Gemm:
   case Step::Gemv: {
@@ -508,6 +524,27 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     if (count > 0)
       std::rotate(a, a + op.n, a + count);
     kernel(count);
+    break;
+  }
+  case Step::Copy: {
+    Expected<int64_t> to = evaluate(op.expr);
+    if (!to)
+      return fail(toString(to.takeError()));
+    Expected<int64_t> from = evaluate(op.expr2);
+    if (!from)
+      return fail(toString(from.takeError()));
+    int64_t toSlots = p.buffers[op.out].elements / op.n,
+            fromSlots = p.buffers[op.in1].elements / op.n;
+    if (*to < 0 || *to >= toSlots || *from < 0 || *from >= fromSlots)
+      return fail(formatv("copy from slot {0} of '{1}' ({2} slots) to slot "
+                          "{3} of '{4}' ({5} slots) is out of range",
+                          *from, p.buffers[op.in1].name, fromSlots, *to,
+                          p.buffers[op.out].name, toSlots));
+    startWrite(op.out);
+    float *dst = storage(id, op.out) + *to * op.n;
+    std::copy_n(storage(id, op.in1) + *from * op.n, op.n, dst);
+    roundIfHalf(op.out, dst, op.n);
+    kernel(op.n);
     break;
   }
   case Step::Send: {
@@ -560,10 +597,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
   }
   case Step::LoopBegin:
   case Step::Branch: {
-    ExprEnv e = env(id);
-    if (!c.loops.empty())
-      e.i = c.loops.back().iteration;
-    Expected<int64_t> v = exprs[op.expr].evaluate(e);
+    Expected<int64_t> v = evaluate(op.expr);
     if (!v)
       return fail(toString(v.takeError()));
     if (op.kind == Step::LoopBegin && *v < 0)

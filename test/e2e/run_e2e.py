@@ -84,7 +84,7 @@ def variants(case, grid):
                     if case.name.startswith(prefix))]] + f16
     if case.name.startswith(("matmul", "gemm")):
         h, w = grid.split("x")
-        return [["--gemm", g] for g in ("meshgemm", "cannon", "summa")
+        return [["--gemm", g] for g in ("meshgemm", "cannon", "summa", "allgather")
                 if g != "summa" or h == w] + f16
     return [[]] + f16
 

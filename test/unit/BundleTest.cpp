@@ -32,6 +32,10 @@ Program richProgram() {
   gemm.n = 2;
   Instr rot = instr(Opcode::RotateSlots, {4});
   rot.n = 2;
+  Instr copy = instr(Opcode::Copy, {5, 4});
+  copy.n = 2;
+  copy.expr = "i % 2";
+  copy.expr2 = "1 - i % 2";
   Instr relay = instr(Opcode::Relay, {0}, 0);
   relay.channel2 = 1;
   Instr when;
@@ -40,7 +44,7 @@ Program richProgram() {
   when.body = {instr(Opcode::Zero, {5}), instr(Opcode::Add, {5, 4, 4}),
                instr(Opcode::Swap, {4, 5}), relay};
   std::vector<Instr> &body = p.roles[0].body;
-  body.insert(body.begin(), repeat("W - 1", {gemm, rot, when}));
+  body.insert(body.begin(), repeat("W - 1", {gemm, rot, copy, when}));
   HostTensor w;
   w.name = "weight";
   w.shape = {2, 3};

@@ -233,6 +233,17 @@ TEST(Emulator, ExpressionErrorsNameTheCore) {
             "core (1,0): repeat count -2 of 'x - 3' is negative");
 }
 
+/// A vector of `size` values split into `blocks` blocks along x, in `buffer`.
+HostTensor splitAlongX(std::string name, int64_t size, int32_t buffer,
+                       int64_t blocks) {
+  HostTensor t;
+  t.name = std::move(name);
+  t.shape = t.sourceShape = {size};
+  t.buffer = buffer;
+  t.layout = {{Axis::X, blocks}};
+  return t;
+}
+
 TEST(Emulator, RepeatIterationIsVariableI) {
   // Core x doubles its value in iteration x of the outer loop (i of the
   // outer repeat), and adds it to itself twice more in an inner loop
@@ -251,11 +262,7 @@ TEST(Emulator, RepeatIterationIsVariableI) {
   p.roles = {{"all",
               wholeGrid(1, 4),
               {repeat("3", {when, repeat("2", {innerWhen})}), mark(0)}}};
-  HostTensor v;
-  v.name = "v";
-  v.shape = v.sourceShape = {4};
-  v.buffer = 0;
-  v.layout = {{Axis::X, 4}};
+  HostTensor v = splitAlongX("v", 4, 0, 4);
   p.inputs = {v};
   p.outputs = {v};
   p.ops = {{"loop", "map", "add"}};
@@ -264,6 +271,32 @@ TEST(Emulator, RepeatIterationIsVariableI) {
   // Three inner doublings everywhere; one outer doubling on cores 0..2.
   EXPECT_EQ(r.outputs.at("v").data,
             (std::vector<float>{0.0f, 16.0f, 32.0f, 24.0f}));
+}
+
+TEST(Emulator, CopyMovesSlotsAndChecksTheirRange) {
+  // Each core reverses the 4 slots (of 2 values) of its buffer into another.
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 2;
+  p.buffers = {{"src", 8, DType::F32, 0}, {"dst", 8, DType::F32, 32}};
+  Instr copy = instr(Opcode::Copy, {1, 0});
+  copy.n = 2;
+  copy.expr = "3 - i";
+  copy.expr2 = "i";
+  p.roles = {{"all", wholeGrid(1, 2), {repeat("4", {copy}), mark(0)}}};
+  p.inputs = {splitAlongX("x", 16, 0, 2)};
+  p.outputs = {splitAlongX("y", 16, 1, 2)};
+  p.ops = {{"reverse", "copy", "copy"}};
+  RunResult r = run(p, iotaInput("x", {16}));
+  ASSERT_EQ(r.outputs.count("y"), 1u);
+  EXPECT_EQ(r.outputs.at("y").data,
+            (std::vector<float>{6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13, 10, 11,
+                                8, 9}));
+  p.roles[0].body[0].body[0].expr = "4 - i";
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (0,0): copy from slot 0 of 'src' (4 slots) to slot 4 of "
+            "'dst' (4 slots) is out of range");
 }
 
 /// A 16x16 MeshGEMM-like loop: every step multiplies local tiles and shifts

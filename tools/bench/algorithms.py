@@ -5,7 +5,8 @@
       [--grids 16,32,64,128] [--sizes ...] [--dtype f16] [--threads 2]
       [--out docs/bench] [--wafer-run build/bin/wafer-run]
 
-gemm: C[S, S] = A[S, S] x W[S, S] with --gemm meshgemm | cannon | summa
+gemm: C[S, S] = A[S, S] x W[S, S] with --gemm meshgemm | cannon | summa |
+allgather
 (paper Figure 9). gemv: y[1, S] = x[1, S] x W[S, S] with --allreduce
 ktree (K = 2, 3) | pipeline | ring (paper Figure 10). Every configuration
 runs through `wafer-run run` on the same model and inputs, one after the
@@ -34,7 +35,8 @@ SUITES = {
         "sizes": [512, 1024, 2048],
         "variants": [("meshgemm", ["--gemm", "meshgemm"]),
                      ("cannon", ["--gemm", "cannon"]),
-                     ("summa", ["--gemm", "summa"])],
+                     ("summa", ["--gemm", "summa"]),
+                     ("allgather", ["--gemm", "allgather"])],
         "baseline": "meshgemm",
     },
     "gemv": {

@@ -1,7 +1,7 @@
 //===- wafer-run.cpp - Compile a model and run it on the mesh emulator ----===//
 //
 //   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
-//             [--gemm meshgemm|cannon|summa]
+//             [--gemm meshgemm|cannon|summa|allgather]
 //             [--allreduce ktree|pipeline|ring] [--ktree-k K] [--dtype f32|f16]
 //             --inputs in.npz --outputs out.npz
 //             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
@@ -48,7 +48,8 @@ static cl::opt<std::string> targetOption(
     "target", cl::desc("Target preset (wse2, wse3) or JSON file"),
     cl::init("wse2"), cl::sub(runCommand));
 static cl::opt<std::string> gemmOption(
-    "gemm", cl::desc("GEMM algorithm: meshgemm, cannon, summa (square grids)"),
+    "gemm",
+    cl::desc("GEMM algorithm: meshgemm, cannon, summa (square grids), allgather"),
     cl::init("meshgemm"), cl::sub(runCommand));
 static cl::opt<std::string> allreduceOption(
     "allreduce", cl::desc("GEMV allreduce: ktree, pipeline, ring"),

@@ -244,6 +244,27 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
 
 // -----
 
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "allgather"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[6] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{slot size 4 does not divide a buffer's 6 elements}}
+    core.copy @a["0"], @b["0"] {size = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "allgather"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{unknown variable 'k'}}
+    core.copy @a["k"], @a["0"] {size = 2 : i64}
+  }
+}
+
+// -----
+
 core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
   core.buffer @a[4] : f32 at 0
   core.channel @c {

@@ -51,6 +51,8 @@ core.program attributes {grid = #mesh.grid<1x3>, interleave,
     core.when "lx == 2 && W > 1" {
       // CHECK: core.rotate_slots @a {slot = 2 : i64}
       core.rotate_slots @a {slot = 2 : i64}
+      // CHECK: core.copy @a["(lx + 1) % 2"], @n["0"] {size = 2 : i64}
+      core.copy @a["(lx + 1) % 2"], @n["0"] {size = 2 : i64}
     }
     // CHECK: core.relay @n from @east to @west
     core.when "x == 1" {

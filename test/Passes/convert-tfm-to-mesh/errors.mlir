@@ -12,7 +12,7 @@
 // FIT: error: convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
 // TARGET: error: convert-tfm-to-mesh: {{.*}}wse9
 // KTREE: error: convert-tfm-to-mesh: ktree-k must be at least 1, got 0
-// GEMM: error: convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa)
+// GEMM: error: convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa, allgather)
 // ALLREDUCE: error: convert-tfm-to-mesh: unknown allreduce algorithm 'tree' (known: ktree, pipeline, ring)
 // SUMMA: error: convert-tfm-to-mesh: gemm algorithm summa needs a square grid, got 2x3
 // DTYPE: error: convert-tfm-to-mesh: unknown dtype 'bf16' (known: f32, f16)

@@ -136,6 +136,10 @@ enum class Opcode : uint8_t {
   When = 11,
   /// mark: the end of mesh op number `mark` (index into Program::ops).
   Mark = 12,
+  /// bufs {dst, src}, n = slot size, expr (dst slot), expr2 (src slot):
+  /// dst[expr * n .. +n) = src[expr2 * n .. +n); the slot indices must lie
+  /// within the buffers.
+  Copy = 13,
 };
 
 /// One instruction. Expressions are integer expressions over the core's
@@ -151,6 +155,8 @@ struct Instr {
   int32_t channel2 = -1;
   int64_t m = 0, k = 0, n = 0;
   std::string expr;
+  /// Copy: the source slot expression.
+  std::string expr2;
   int64_t mark = -1;
   std::vector<Instr> body;
 };
