@@ -1,0 +1,251 @@
+//===- LowerGemm.cpp - Distributed GEMMs as core programs ----------------===//
+#include "ProgramLowering.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::lowering {
+
+LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
+  if (op.getAlgorithm() == mesh::GemmAlgorithm::summa)
+    return lowerSumma(op);
+  if (op.getAlgorithm() == mesh::GemmAlgorithm::allgather)
+    return lowerAllgather(op);
+  Location loc = op.getLoc();
+  if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
+    return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
+                        "in place; an operand with other users is not "
+                        "supported yet");
+  auto channels = channelsFor(op);
+  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+       c = bufferFor(op.getResult());
+  if (failed(channels) || failed(a) || failed(b) || failed(c))
+    return failure();
+  ArrayRef<int64_t> aShape =
+      cast<RankedTensorType>(op.getLhs().getType()).getShape();
+  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+  int64_t ring = std::lcm(h, w);
+  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
+          nt = ceilDiv(n, w);
+  std::string tag = "gemm" + std::to_string(opsInfo.size());
+  RingShift shiftA{*a,
+                   {},
+                   (*channels)[0],
+                   w,
+                   ring / w,
+                   mt * kt,
+                   "lx == " + std::to_string(w - 1)};
+  RingShift shiftB{*b,
+                   {},
+                   (*channels)[1],
+                   h,
+                   ring / h,
+                   kt * nt,
+                   "ly == " + std::to_string(h - 1)};
+  auto scratch = scratchFor(op, tag);
+  if (failed(scratch))
+    return failure();
+  shiftA.next = scratch->lookup("_a_next");
+  shiftB.next = scratch->lookup("_b_next");
+  bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
+  instructions.create<core::ZeroOp>(loc, *c);
+  // Alignment: row r shifts A by r, column c shifts B by c. A moves on
+  // the x ring and B on the y ring, so the first min(r, c) shifts of
+  // both overlap; the rest of the longer one follows alone.
+  const char *both = "(lx < ly) * lx + (ly <= lx) * ly";
+  if (shiftsA && shiftsB)
+    repeat(loc, both, [&] {
+      startShift(loc, shiftA);
+      startShift(loc, shiftB);
+      finishShift(loc, shiftA);
+      finishShift(loc, shiftB);
+    });
+  if (shiftsA)
+    repeat(loc, shiftsB ? std::string("ly - (") + both + ")" : "ly", [&] {
+      startShift(loc, shiftA);
+      finishShift(loc, shiftA);
+    });
+  if (shiftsB)
+    repeat(loc, shiftsA ? std::string("lx - (") + both + ")" : "lx", [&] {
+      startShift(loc, shiftB);
+      finishShift(loc, shiftB);
+    });
+  auto multiply = [&] {
+    instructions.create<core::GemmTileOp>(loc, *c, *a, *b, i64(mt), i64(kt),
+                                          i64(nt));
+  };
+  // Compute-shift: the sends overlap with the local multiply.
+  if (ring > 1)
+    repeat(loc, std::to_string(ring - 1), [&] {
+      startShift(loc, shiftA);
+      startShift(loc, shiftB);
+      multiply();
+      finishShift(loc, shiftA);
+      finishShift(loc, shiftB);
+    });
+  multiply();
+  instructions.create<core::MarkOp>(
+      loc,
+      recordOp(op, "gemm", mesh::stringifyGemmAlgorithm(op.getAlgorithm())));
+  return success();
+}
+
+/// GEMM via allgather: every core collects its row panel of A (the
+/// blocks of all W ring positions) and column panel of B by ring shifts,
+/// copying each arrival into its panel, then multiplies the blocks pair
+/// by pair. Block b of A sits in chunk b % W, slot b / W of the panel
+/// (the blocks ring position b % W holds), B's in chunk b % H.
+LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
+  Location loc = op.getLoc();
+  if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
+    return op.emitError("convert-mesh-to-core: the allgather GEMM shifts "
+                        "its operands in place; an operand with other "
+                        "users is not supported yet");
+  auto channels = channelsFor(op);
+  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+       c = bufferFor(op.getResult());
+  if (failed(channels) || failed(a) || failed(b) || failed(c))
+    return failure();
+  std::string tag = "gemm" + std::to_string(opsInfo.size());
+  auto scratch = scratchFor(op, tag);
+  if (failed(scratch))
+    return failure();
+  ArrayRef<int64_t> aShape =
+      cast<RankedTensorType>(op.getLhs().getType()).getShape();
+  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+  int64_t ring = std::lcm(h, w);
+  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
+          nt = ceilDiv(n, w);
+  struct Gather {
+    FlatSymbolRefAttr buffer, next, panel, channel;
+    std::string pos, extent;
+    int64_t steps, chunk;
+  };
+  Gather gatherA{*a,
+                 scratch->lookup("_a_next"),
+                 scratch->lookup("_a_panel"),
+                 (*channels)[0],
+                 "lx",
+                 "W",
+                 w - 1,
+                 (ring / w) * mt * kt};
+  Gather gatherB{*b,
+                 scratch->lookup("_b_next"),
+                 scratch->lookup("_b_panel"),
+                 (*channels)[1],
+                 "ly",
+                 "H",
+                 h - 1,
+                 (ring / h) * kt * nt};
+  auto copy = [&](FlatSymbolRefAttr dst, std::string dstSlot,
+                  FlatSymbolRefAttr src, std::string srcSlot, int64_t size) {
+    instructions.create<core::CopyOp>(loc, dst, builder.getStringAttr(dstSlot),
+                                      src, builder.getStringAttr(srcSlot),
+                                      i64(size));
+  };
+  instructions.create<core::ZeroOp>(loc, *c);
+  for (const Gather &g : {gatherA, gatherB})
+    copy(g.panel, g.pos, g.buffer, "0", g.chunk);
+  // Shift and keep: after s shifts a core holds the chunk of ring
+  // position pos + s. The A and B rings overlap for their common steps.
+  auto step = [&](const Gather &g, int64_t offset) {
+    instructions.create<core::SendOp>(loc, g.buffer, g.channel);
+    instructions.create<core::RecvOp>(loc, g.next, g.channel);
+    instructions.create<core::SwapOp>(loc, g.buffer, g.next);
+    copy(g.panel,
+         llvm::formatv("({0} + i + {1}) % {2}", g.pos, offset + 1, g.extent),
+         g.buffer, "0", g.chunk);
+  };
+  int64_t common = std::min(gatherA.steps, gatherB.steps);
+  if (common > 0)
+    repeat(loc, std::to_string(common), [&] {
+      step(gatherA, 0);
+      step(gatherB, 0);
+    });
+  for (const Gather &g : {gatherA, gatherB})
+    if (g.steps > common)
+      repeat(loc, std::to_string(g.steps - common), [&] { step(g, common); });
+  FlatSymbolRefAttr aBlock = scratch->lookup("_a_block"),
+                    bBlock = scratch->lookup("_b_block");
+  repeat(loc, std::to_string(ring), [&] {
+    copy(aBlock, "0", gatherA.panel,
+         llvm::formatv("(i % W) * {0} + i / W", ring / w), mt * kt);
+    copy(bBlock, "0", gatherB.panel,
+         llvm::formatv("(i % H) * {0} + i / H", ring / h), kt * nt);
+    instructions.create<core::GemmTileOp>(loc, *c, aBlock, bBlock, i64(mt),
+                                          i64(kt), i64(nt));
+  });
+  instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "allgather"));
+  return success();
+}
+
+/// SUMMA on a square grid with the identity placement: in step i the
+/// cores of column i % W send their A tile along the row and those of
+/// row i % H their B tile along the column; every other core receives
+/// the tile from the owner's side and forwards it one hop further, so
+/// each hop pays the relay cycles. The owner lends its tile by swapping
+/// it into the panel buffer (free) and takes it back after the multiply.
+LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
+  Location loc = op.getLoc();
+  auto channels = channelsFor(op);
+  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+       c = bufferFor(op.getResult());
+  if (failed(channels) || failed(a) || failed(b) || failed(c))
+    return failure();
+  ArrayRef<int64_t> aShape =
+      cast<RankedTensorType>(op.getLhs().getType()).getShape();
+  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], w),
+          nt = ceilDiv(n, w);
+  std::string tag = "gemm" + std::to_string(opsInfo.size());
+  auto scratch = scratchFor(op, tag);
+  if (failed(scratch))
+    return failure();
+  FlatSymbolRefAttr aPanel = scratch->lookup("_a_panel"),
+                    bPanel = scratch->lookup("_b_panel");
+  struct Broadcast {
+    FlatSymbolRefAttr tile, panel, forward, backward;
+    std::string coord, extent;
+  };
+  Broadcast rowCast{*a, aPanel, (*channels)[0], (*channels)[1], "x", "W"};
+  Broadcast columnCast{*b, bPanel, (*channels)[2], (*channels)[3], "y", "H"};
+  instructions.create<core::ZeroOp>(loc, *c);
+  repeat(loc, std::to_string(w), [&] {
+    for (const Broadcast &cast : {rowCast, columnCast}) {
+      std::string owner = "i % " + cast.extent;
+      std::string last = cast.coord + " + 1 < " + cast.extent;
+      std::string first = cast.coord + " > 0";
+      auto sendOn = [&](const std::string &condition,
+                        FlatSymbolRefAttr channel) {
+        when(loc, condition, [&] {
+          instructions.create<core::SendOp>(loc, cast.panel, channel);
+        });
+      };
+      when(loc, cast.coord + " == " + owner, [&] {
+        instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+        sendOn(last, cast.forward);
+        sendOn(first, cast.backward);
+      });
+      when(loc, cast.coord + " > " + owner, [&] {
+        instructions.create<core::RecvOp>(loc, cast.panel, cast.forward);
+        sendOn(last, cast.forward);
+      });
+      when(loc, cast.coord + " < " + owner, [&] {
+        instructions.create<core::RecvOp>(loc, cast.panel, cast.backward);
+        sendOn(first, cast.backward);
+      });
+    }
+    instructions.create<core::GemmTileOp>(loc, *c, aPanel, bPanel, i64(mt),
+                                          i64(kt), i64(nt));
+    for (const Broadcast &cast : {rowCast, columnCast})
+      when(loc, cast.coord + " == i % " + cast.extent, [&] {
+        instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+      });
+  });
+  instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "summa"));
+  return success();
+}
+
+} // namespace wafer::lowering
