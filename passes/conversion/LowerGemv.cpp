@@ -1,7 +1,6 @@
 //===- LowerGemv.cpp - Distributed GEMVs as core programs ----------------===//
 #include "ProgramLowering.h"
 
-
 using namespace mlir;
 using namespace wafer;
 
