@@ -1,5 +1,6 @@
 //===- ConvertTfmToMesh.cpp - Plan a tfm graph onto a core grid -----------===//
 #include "wafer/Passes/Passes.h"
+#include "wafer/Runtime/Fabric.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -36,10 +37,18 @@ class Planner {
 public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
           mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAttr allreduce,
-          Type elementType)
+          Type elementType, const rt::Target &target)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
-        allreduce(allreduce), elementType(elementType),
-        builder(func.getContext()) {}
+        allreduce(allreduce), elementType(elementType), target(target),
+        builder(func.getContext()) {
+    // mesh-place-interleave will interleave the module iff it has a
+    // MeshGEMM; the K-tree cost model needs to know.
+    func.walk([&](tfm::MatMulOp matmul) {
+      auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+      interleaved |= gemmAlgorithm == mesh::GemmAlgorithm::meshgemm &&
+                     lhs.getRank() == 2 && lhs.getDimSize(0) > 1;
+    });
+  }
 
   LogicalResult run() {
     SmallVector<Operation *> worklist;
@@ -174,7 +183,7 @@ private:
           {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
       auto gemv = builder.create<mesh::GemvOp>(
           op.getLoc(), resultType, *lhs, *rhs,
-          allreduce, nullptr, nullptr);
+          allreduceFor(alongX ? w : h, n, outBlocks), nullptr, nullptr);
       plannedValues[op.getResult()] = gemv.getResult();
       return success();
     }
@@ -193,6 +202,23 @@ private:
         nullptr);
     plannedValues[op.getResult()] = gemm.getResult();
     return success();
+  }
+
+  /// The allreduce of a GEMV reducing over `ring` positions, each core
+  /// holding ceil(n / splits) values: K = 0 (auto) picks the K-tree the
+  /// cost model (rt::chooseKTreeK) finds fastest.
+  mesh::AllreduceAttr allreduceFor(int64_t ring, int64_t n, int64_t splits) {
+    if (allreduce.getAlgorithm() != mesh::AllreduceAlgorithm::ktree ||
+        allreduce.getK() != 0)
+      return allreduce;
+    bool half = elementType.isF16();
+    int64_t values = (n + splits - 1) / splits;
+    int64_t k = rt::chooseKTreeK(
+        ring, values, half ? (values + 1) / 2 : values,
+        half ? target.macsPerCycleF16 : target.macsPerCycleF32, target,
+        interleaved);
+    return mesh::AllreduceAttr::get(func.getContext(),
+                                    mesh::AllreduceAlgorithm::ktree, k);
   }
 
   template <typename BinaryOp>
@@ -245,6 +271,8 @@ private:
   mesh::AllreduceAttr allreduce;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
+  const rt::Target &target;
+  bool interleaved = false;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;
@@ -269,8 +297,9 @@ struct ConvertTfmToMeshPass
           << llvm::toString(loaded.takeError());
       return signalPassFailure();
     }
-    if (ktreeK < 1) {
-      module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1, got ")
+    if (ktreeK < 0) {
+      module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1 "
+                       "(or 0: chosen per GEMV), got ")
           << int64_t(ktreeK);
       return signalPassFailure();
     }
@@ -323,11 +352,13 @@ struct ConvertTfmToMeshPass
           << grid;
       return signalPassFailure();
     }
+    // K = 0 (auto) is resolved per GEMV by the planner; the attribute
+    // itself always holds K >= 1.
     auto allreduceAttr = mesh::AllreduceAttr::get(
         context, *allreduceAlgorithm,
         *allreduceAlgorithm == mesh::AllreduceAlgorithm::ktree ? ktreeK : 0);
     if (failed(Planner(main, gridAttr, *gemmAlgorithm, allreduceAttr,
-                       elementType)
+                       elementType, *loaded)
                    .run()))
       return signalPassFailure();
   }

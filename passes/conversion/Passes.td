@@ -49,7 +49,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     Option<"allreduce", "allreduce", "std::string", /*default=*/"\"ktree\"",
            "GEMV allreduce: ktree, pipeline or ring">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
-           "K of the K-tree allreduce in GEMV">,
+           "K of the K-tree allreduce in GEMV; 0: chosen per GEMV by a cost "
+           "model">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "Element type on the grid: f32 or f16 (host I/O stays f32)">,
   ];

@@ -4,6 +4,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -70,6 +71,44 @@ std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k) {
        stride = stride > n / g ? n : stride * g)
     levels.push_back({stride, g});
   return levels;
+}
+
+int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
+                             int64_t words, double macsPerCycle,
+                             const Target &t, bool interleaved) {
+  if (n <= 1)
+    return 0;
+  int64_t transfer = (words + t.linkWordsPerCycle - 1) / t.linkWordsPerCycle;
+  int64_t add = int64_t(std::ceil(double(values) / macsPerCycle));
+  int64_t hopsPerPosition = interleaved ? 2 : 1;
+  int64_t cycles = 0;
+  for (const KTreeLevel &level : ktreeLevels(n, k)) {
+    int64_t step = transfer + 2 * t.rampCycles +
+                   level.stride * hopsPerPosition * t.hopCycles +
+                   t.relayCycles + add;
+    cycles += (level.groupSize - 1) * step;
+  }
+  return cycles + transfer + 2 * t.rampCycles + (n - 1) * t.hopCycles +
+         t.relayCycles;
+}
+
+int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
+                     double macsPerCycle, const Target &t, bool interleaved) {
+  // Deeper than a binary tree adds nothing; a tree whose own colors (two
+  // per level, one for the broadcast) exceed the budget would be relayed.
+  int64_t maxK = 1;
+  while ((int64_t(1) << maxK) < n && 2 * (maxK + 1) + 1 <= t.routesPerCore)
+    ++maxK;
+  int64_t best = 1, bestCycles = -1;
+  for (int64_t k = 1; k <= maxK; ++k) {
+    int64_t cycles =
+        ktreeAllreduceCycles(n, k, values, words, macsPerCycle, t, interleaved);
+    if (bestCycles < 0 || cycles < bestCycles) {
+      best = k;
+      bestCycles = cycles;
+    }
+  }
+  return best;
 }
 
 std::vector<LinePath> ringShiftPaths(int64_t n, bool interleaved) {

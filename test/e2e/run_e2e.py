@@ -78,6 +78,7 @@ def variants(case, grid):
     if case.name.startswith("gemv"):
         return [["--allreduce", "ktree", "--ktree-k", "2"],
                 ["--allreduce", "ktree", "--ktree-k", "3"],
+                ["--allreduce", "ktree", "--ktree-k", "0"],
                 ["--allreduce", "pipeline"], ["--allreduce", "ring"],
                 ["--allreduce", "ktree", "--target", next(
                     path for prefix, path in few_routes_targets.items()
@@ -92,6 +93,8 @@ def variants(case, grid):
 def variant_name(options):
     if set(options) & set(few_routes_targets.values()):
         return "few-routes"
+    if options[-2:] == ["--ktree-k", "0"]:
+        return "ktree-auto"
     return "-".join(o for o in options if not o.startswith("--")) or "default"
 
 

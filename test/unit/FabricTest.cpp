@@ -79,6 +79,24 @@ TEST(KTree, EveryPositionSendsOnceWithinBoundedGroups) {
     }
 }
 
+TEST(KTree, CostModelChoosesK) {
+  Target t = cantFail(getPresetTarget("wse2"));
+  EXPECT_EQ(chooseKTreeK(1, 32, 16, 4, t, false), 1);
+  EXPECT_EQ(chooseKTreeK(2, 32, 16, 4, t, false), 1);
+  // The 4096-wide f16 GEMV on 128 rows: a binary tree (K = 7), which the
+  // emulator also measured fastest among K = 1..7 (774 cycles; K = 2: 1208).
+  EXPECT_EQ(chooseKTreeK(128, 32, 16, 4, t, false), 7);
+  // Here every deeper tree costs no more (K = 5 and 6 are the same tree:
+  // groups of 3 need 5 levels either way).
+  for (int64_t k = 1; k < 7; ++k)
+    EXPECT_GE(ktreeAllreduceCycles(128, k, 32, 16, 4, t, false),
+              ktreeAllreduceCycles(128, k + 1, 32, 16, 4, t, false))
+        << k;
+  // With 5 routes only K <= 2 fits (2K + 1 colors).
+  t.routesPerCore = 5;
+  EXPECT_EQ(chooseKTreeK(128, 32, 16, 4, t, false), 2);
+}
+
 TEST(KTree, GroupSizeIsSmallestKthRoot) {
   EXPECT_EQ(ktreeLevels(16, 2)[0].groupSize, 4);
   EXPECT_EQ(ktreeLevels(17, 2)[0].groupSize, 5);

@@ -1,7 +1,7 @@
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=5by7" 2>&1 | FileCheck %s --check-prefix=GRID
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2000x2" 2>&1 | FileCheck %s --check-prefix=FIT
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 target=wse9" 2>&1 | FileCheck %s --check-prefix=TARGET
-// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 ktree-k=0" 2>&1 | FileCheck %s --check-prefix=KTREE
+// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 ktree-k=-1" 2>&1 | FileCheck %s --check-prefix=KTREE
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=3x2" 2>&1 | FileCheck %s --check-prefix=RELAYOUT
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 gemm=strassen" 2>&1 | FileCheck %s --check-prefix=GEMM
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 allreduce=tree" 2>&1 | FileCheck %s --check-prefix=ALLREDUCE
@@ -11,7 +11,7 @@
 // GRID: error: convert-tfm-to-mesh: grid '5by7' is not of the form HxW
 // FIT: error: convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
 // TARGET: error: convert-tfm-to-mesh: {{.*}}wse9
-// KTREE: error: convert-tfm-to-mesh: ktree-k must be at least 1, got 0
+// KTREE: error: convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: chosen per GEMV), got -1
 // GEMM: error: convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa, allgather)
 // ALLREDUCE: error: convert-tfm-to-mesh: unknown allreduce algorithm 'tree' (known: ktree, pipeline, ring)
 // SUMMA: error: convert-tfm-to-mesh: gemm algorithm summa needs a square grid, got 2x3

@@ -49,6 +49,24 @@ struct KTreeLevel {
 /// g^k >= n, strides 1, g, g^2, ...; at most k levels, none when n == 1.
 std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k);
 
+/// The cost model `--ktree-k 0` chooses K with: modeled cycles of a K-tree
+/// allreduce (K = 1 is the pipeline) of `values` values per core, `words`
+/// link words, over n ring positions. Each level's chains run their steps
+/// one after another; a step is a send (words on the ramp and link, the
+/// ramps at both ends, stride hops, twice that when interleaved), the
+/// receive's software cost (relay cycles) and the add; then one multicast
+/// crosses the axis. It ignores contention, which the emulator models.
+int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
+                             int64_t words, double macsPerCycle,
+                             const Target &target, bool interleaved);
+
+/// The K in [1, max(1, ceil(log2 n))] with the fewest modeled cycles (the
+/// smallest K on ties), among those whose tree alone (2K + 1 colors) fits
+/// the target's routes.
+int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
+                     double macsPerCycle, const Target &target,
+                     bool interleaved);
+
 /// A message path along one axis: from physical index `src` to the cores in
 /// `dsts`, which all lie on the same side of src (a line multicast).
 struct LinePath {
