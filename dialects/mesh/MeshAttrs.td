@@ -102,7 +102,8 @@ def Mesh_AllreduceAttr : Mesh_Attr<"Allreduce", "allreduce"> {
     - `pipeline` (the paper's pipeline allreduce baseline): one chain over
       the whole column towards its first core, then the broadcast; the
       K-tree with K = 1.
-    - `ring` (the paper's ring allreduce baseline): H - 1 steps in which
+    - `ring` (the paper's ring allreduce baseline): H - 1 (transposed
+      orientation: W - 1) steps in which
       every core passes the partial sum it last received to the previous
       ring position and adds the one it receives.
     ```mlir

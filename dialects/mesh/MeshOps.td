@@ -67,7 +67,7 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
       multiplies the received tiles.
     - `allgather`: every core first gathers its whole row panel of A and
       column panel of B by W - 1 (H - 1) ring shifts, each received in
-      software, keeping every block (O(1/N) of the operands per core), then
+      software, keeping every block (|A|/H + |B|/W values per core), then
       multiplies them without further communication.
 
     `colors` holds the first routing color of each message-path family
@@ -103,13 +103,15 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
     (row) are combined with the `allreduce`
     (`#mesh.allreduce`: K-tree, or the pipeline and ring baselines).
     `colors` holds the first routing color of each message-path family
-    (one per tree level and the broadcast; ring: the y ring) once
+    (one per tree level and the broadcast; ring: the y ring, or the x ring
+    in the transposed orientation) once
     `mesh-allocate-routes` ran. `relayed` (set by `mesh-allocate-routes`
     when the tree's colors do not fit the target's routes) sends every
     message of the tree and the broadcast hop by hop between consecutive
     ring positions, each intermediate core receiving and forwarding it in
     software (paying the relay cycles); all levels then share two colors
-    per direction. Colors: the hop towards position 0, then away from it.
+    per direction (three under INTERLEAVE). Colors: the hop towards
+    position 0, then away from it.
 
     ```mlir
     %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>}

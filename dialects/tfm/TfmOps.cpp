@@ -60,7 +60,9 @@ static LogicalResult verifyBroadcastBinary(BinaryOp op) {
            << lhs << " and " << rhs << " do not broadcast";
   if (failed(expectShape(op, *shape)))
     return failure();
-  if (lhs.getElementType() != rhs.getElementType())
+  // Pow's exponent may be of another number type (ONNX allows it).
+  if (!isa<PowOp>(op.getOperation()) &&
+      lhs.getElementType() != rhs.getElementType())
     return op.emitOpError("operands have different element types");
   bool isLogical = isa<AndOp, OrOp>(op.getOperation());
   if (!isa<EqualOp>(op.getOperation()) &&
@@ -269,13 +271,15 @@ LogicalResult RangeOp::verify() {
   if (delta == 0)
     return emitOpError("delta is zero");
   double length = std::ceil((limit - start) / delta);
-  // Also rejects NaN and infinities before the conversion to an integer.
+  // Rejects NaN and +inf before the conversion to an integer; a negative
+  // length (-inf included) is an empty range.
   if (!(length <= double(int64_t(1) << 40)))
     return emitOpError("has no finite length below 2^40");
+  length = std::max(length, 0.0);
   if (elementOf(getResult()).isInteger(64) &&
       (start != std::trunc(start) || delta != std::trunc(delta)))
     return emitOpError("start and delta of an integer range must be integers");
-  return expectShape(*this, {std::max<int64_t>(int64_t(length), 0)});
+  return expectShape(*this, {int64_t(length)});
 }
 
 //===----------------------------------------------------------------------===//

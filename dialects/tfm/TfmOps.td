@@ -76,7 +76,7 @@ def Tfm_SinOp : Tfm_UnaryOp<"sin", "sin(x)">;
 def Tfm_TanhOp : Tfm_UnaryOp<"tanh", "tanh(x)">;
 def Tfm_ErfOp : Tfm_UnaryOp<"erf", "erf(x)">;
 def Tfm_AbsOp : Tfm_UnaryOp<"abs", "|x|", Tfm_NumberTensor>;
-def Tfm_ReluOp : Tfm_UnaryOp<"relu", "max(x, 0)">;
+def Tfm_ReluOp : Tfm_UnaryOp<"relu", "max(x, 0)", Tfm_NumberTensor>;
 def Tfm_NotOp : Tfm_UnaryOp<"not", "logical not", Tfm_BoolTensor>;
 def Tfm_SiluOp : Tfm_UnaryOp<"silu", "x * sigmoid(x) (raised)">;
 

@@ -605,7 +605,9 @@ llvm::Expected<Value> GraphImporter::importSlice(ArrayRef<Value> in) {
         v = v < -dim ? -1 : v + dim; // saturating: INT64_MIN stays negative
       if (step > 0)
         return std::clamp<int64_t>(v, 0, dim);
-      return std::clamp<int64_t>(v, isEnd ? -1 : 0, dim - 1);
+      // (an empty dimension leaves only -1, "before the first element")
+      return std::clamp<int64_t>(v, std::min<int64_t>(isEnd ? -1 : 0, dim - 1),
+                                 dim - 1);
     };
     fullStarts[*axis] = clampIndex(starts[i], false);
     fullEnds[*axis] = clampIndex(ends[i], true);

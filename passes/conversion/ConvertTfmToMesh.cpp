@@ -36,10 +36,12 @@ static std::optional<std::pair<int64_t, int64_t>> parseGrid(StringRef text) {
 class Planner {
 public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
-          mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAttr allreduce,
+          mesh::GemmAlgorithm gemmAlgorithm,
+          mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
           Type elementType, const rt::Target &target)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
-        allreduce(allreduce), elementType(elementType), target(target),
+        allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
+        target(target),
         builder(func.getContext()) {
     // mesh-place-interleave will interleave the module iff it has a
     // MeshGEMM; the K-tree cost model needs to know.
@@ -208,17 +210,19 @@ private:
   /// holding ceil(n / splits) values: K = 0 (auto) picks the K-tree the
   /// cost model (rt::chooseKTreeK) finds fastest.
   mesh::AllreduceAttr allreduceFor(int64_t ring, int64_t n, int64_t splits) {
-    if (allreduce.getAlgorithm() != mesh::AllreduceAlgorithm::ktree ||
-        allreduce.getK() != 0)
-      return allreduce;
+    MLIRContext *context = func.getContext();
+    if (allreduce != mesh::AllreduceAlgorithm::ktree)
+      return mesh::AllreduceAttr::get(context, allreduce, 0);
+    if (ktreeK > 0)
+      return mesh::AllreduceAttr::get(context, allreduce, ktreeK);
     bool half = elementType.isF16();
     int64_t values = (n + splits - 1) / splits;
     int64_t k = rt::chooseKTreeK(
         ring, values, half ? (values + 1) / 2 : values,
         half ? target.macsPerCycleF16 : target.macsPerCycleF32, target,
         interleaved);
-    return mesh::AllreduceAttr::get(func.getContext(),
-                                    mesh::AllreduceAlgorithm::ktree, k);
+    return mesh::AllreduceAttr::get(context, mesh::AllreduceAlgorithm::ktree,
+                                    k);
   }
 
   template <typename BinaryOp>
@@ -268,7 +272,9 @@ private:
   func::FuncOp func;
   mesh::GridAttr grid;
   mesh::GemmAlgorithm gemmAlgorithm;
-  mesh::AllreduceAttr allreduce;
+  mesh::AllreduceAlgorithm allreduce;
+  /// K of every K-tree, or 0: chosen per GEMV.
+  int64_t ktreeK;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
   const rt::Target &target;
@@ -352,13 +358,8 @@ struct ConvertTfmToMeshPass
           << grid;
       return signalPassFailure();
     }
-    // K = 0 (auto) is resolved per GEMV by the planner; the attribute
-    // itself always holds K >= 1.
-    auto allreduceAttr = mesh::AllreduceAttr::get(
-        context, *allreduceAlgorithm,
-        *allreduceAlgorithm == mesh::AllreduceAlgorithm::ktree ? ktreeK : 0);
-    if (failed(Planner(main, gridAttr, *gemmAlgorithm, allreduceAttr,
-                       elementType, *loaded)
+    if (failed(Planner(main, gridAttr, *gemmAlgorithm, *allreduceAlgorithm,
+                       ktreeK, elementType, *loaded)
                    .run()))
       return signalPassFailure();
   }

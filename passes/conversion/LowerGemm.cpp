@@ -189,6 +189,11 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
 /// it into the panel buffer (free) and takes it back after the multiply.
 LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   Location loc = op.getLoc();
+  // The owners lend their tiles by swapping them into the panels; one
+  // buffer cannot be lent to both.
+  if (op.getLhs() == op.getRhs())
+    return op.emitError("convert-mesh-to-core: summa of a tensor with "
+                        "itself is not supported yet");
   auto channels = channelsFor(op);
   auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
        c = bufferFor(op.getResult());

@@ -66,7 +66,9 @@ def ConvertMeshToCore : Pass<"convert-mesh-to-core", "mlir::ModuleOp"> {
     program whose size does not depend on the grid. MeshGEMM becomes
     alignment loops and a compute-shift loop over the logical rings;
     MeshGEMV becomes a local GEMV, one chain reduction per K-tree level and
-    a broadcast down each column.
+    a broadcast down each column (along each row in the transposed
+    orientation); the baselines (Cannon, SUMMA, allgather, pipeline, ring)
+    and relayed trees lower to their own loops.
 
     Before:
     ```mlir
@@ -80,7 +82,9 @@ def ConvertMeshToCore : Pass<"convert-mesh-to-core", "mlir::ModuleOp"> {
       core.channel @ring_x { core.route color 0 at ... from ramp to [east] ... }
       core.role @all at #core.cores<x = 0:2:1, y = 0:2:1> {
         core.zero @v2
-        core.repeat "ly" { core.send @v0 on @ring_x ... }
+        core.repeat "(lx < ly) * lx + (ly <= lx) * ly" {
+          core.send @v0 on @ring_x ...
+        }
         ...
         core.mark 0
       }

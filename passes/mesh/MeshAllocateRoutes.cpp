@@ -52,9 +52,20 @@ public:
     Overflow result = assign(op, colors);
     auto gemv = dyn_cast<mesh::GemvOp>(op);
     if (result.needed > budget && canRelay(op) && !gemv.getRelayed()) {
+      // Relaying pays off only if it needs fewer colors (under INTERLEAVE
+      // its hops take three per direction, more than a small tree).
+      Snapshot plain = snapshot();
+      SmallVector<int32_t> plainColors = colors;
       restore(saved);
       gemv.setRelayed(true);
-      result = assign(op, colors);
+      Overflow relayed = assign(op, colors);
+      if (relayed.needed < result.needed) {
+        result = relayed;
+      } else {
+        restore(plain);
+        colors = plainColors;
+        gemv.setRelayed(false);
+      }
     }
     if (result.needed > budget)
       return result;
@@ -86,6 +97,11 @@ private:
         mesh::getLayout(op->getResult(0).getType()).getInterleave();
     for (const ChannelFamily &family :
          getChannelFamilies(op, grid, interleave)) {
+      // A family without paths (an axis of one core) needs no color.
+      if (family.numColors == 0) {
+        colors.push_back(0);
+        continue;
+      }
       auto [it, inserted] = baseColors.try_emplace(family.name, nextColor);
       if (inserted) {
         nextColor += family.numColors;
@@ -138,7 +154,12 @@ struct MeshAllocateRoutesPass
       for (Operation *op : ops)
         if (canRelay(op))
           cast<mesh::GemvOp>(op).setRelayed(true);
-      overflow = run();
+      std::optional<ColorAllocator::Overflow> allRelayed = run();
+      if (!allRelayed)
+        return;
+      // Report whichever attempt came closer to the budget.
+      if (allRelayed->needed < overflow->needed)
+        overflow = allRelayed;
     }
     if (!overflow)
       return;

@@ -59,10 +59,10 @@ struct MeshCheckMemoryPass
                  bufferBytes(localElements(v, grid), type.getElementType())))
           return signalPassFailure();
       }
-      Type element = op.getNumResults()
-                         ? cast<RankedTensorType>(op.getResult(0).getType())
-                               .getElementType()
-                         : Type();
+      auto resultType = op.getNumResults()
+                            ? dyn_cast<RankedTensorType>(op.getResult(0).getType())
+                            : RankedTensorType();
+      Type element = resultType ? resultType.getElementType() : Type();
       for (const ScratchBuffer &scratch : scratchBuffers(&op, grid))
         if (!add(&op, "working buffer '" + scratch.suffix.substr(1) + "'",
                  bufferBytes(scratch.elements, element)))

@@ -36,8 +36,9 @@ def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
     core needs must fit the target's `routes_per_core`. A GEMV tree that
     does not fit is marked `relayed` (its messages then move one ring
     position at a time, forwarded in software, sharing two colors per
-    direction); if that still overflows the pass fails naming the op and
-    the core.
+    direction, three under INTERLEAVE) when that needs fewer colors; if
+    that still overflows, every tree is relayed, and failing that the pass
+    fails naming the op, the core and the smaller of the two needs.
 
     Before:
     ```mlir

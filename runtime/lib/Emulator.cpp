@@ -542,7 +542,9 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                           p.buffers[op.out].name, toSlots));
     startWrite(op.out);
     float *dst = storage(id, op.out) + *to * op.n;
-    std::copy_n(storage(id, op.in1) + *from * op.n, op.n, dst);
+    const float *src = storage(id, op.in1) + *from * op.n;
+    if (src != dst) // slots of one size never partly overlap
+      std::copy_n(src, op.n, dst);
     roundIfHalf(op.out, dst, op.n);
     kernel(op.n);
     break;

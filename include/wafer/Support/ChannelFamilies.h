@@ -29,7 +29,9 @@ struct ChannelFamily {
 
 /// The families of a mesh.gemm (meshgemm, cannon: x ring, y ring; summa:
 /// east, west, south, north neighbour hops) or a mesh.gemv (one per tree
-/// level, then the broadcast; ring: the y ring); empty for other ops.
+/// level, then the broadcast; ring: the y ring; x-axis families for the
+/// transposed orientation; relayed trees: hops in, hops out); empty for
+/// other ops.
 std::vector<ChannelFamily> getChannelFamilies(mlir::Operation *op,
                                               mesh::GridAttr grid,
                                               bool interleave);

@@ -28,6 +28,9 @@ func.func @constants() -> (tensor<4xi64>, tensor<2xi1>, tensor<8x8xf32>, tensor<
   %m = tfm.constant_of_shape {value = -3.4e38 : f32} : tensor<8x8xf32>
   // CHECK: tfm.range {delta = 1.000000e+00 : f64, limit = 8.000000e+00 : f64, start = 0.000000e+00 : f64} : tensor<8xi64>
   %p = tfm.range {start = 0.0, limit = 8.0, delta = 1.0} : tensor<8xi64>
+  // A length of -inf is an empty range.
+  // CHECK: tfm.range {{.*}} : tensor<0xf32>
+  %ninf = tfm.range {start = 1.0e308, limit = -1.0e308, delta = 1.0e-300} : tensor<0xf32>
   // CHECK: tfm.range {delta = -5.000000e-01 : f64, limit = 0.000000e+00 : f64, start = 2.000000e+00 : f64} : tensor<4xf32>
   %q = tfm.range {start = 2.0, limit = 0.0, delta = -0.5} : tensor<4xf32>
   // CHECK: tfm.range {delta = 1.000000e+00 : f64, limit = 0.000000e+00 : f64, start = 3.000000e+00 : f64} : tensor<0xi64>
@@ -59,6 +62,8 @@ func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4xi64>, %b: tensor<4xi1>) {
   %9 = tfm.abs %i : tensor<4xi64>
   // CHECK: tfm.relu %{{.*}} : tensor<4x8xf32>
   %10 = tfm.relu %x : tensor<4x8xf32>
+  // CHECK: tfm.relu %{{.*}} : tensor<4xi64>
+  %ri = tfm.relu %i : tensor<4xi64>
   // CHECK: tfm.not %{{.*}} : tensor<4xi1>
   %11 = tfm.not %b : tensor<4xi1>
   // CHECK: tfm.silu %{{.*}} : tensor<4x8xf32>
@@ -80,6 +85,10 @@ func.func @binary(%a: tensor<4x8xf32>, %v: tensor<8xf32>, %s: tensor<f32>,
   %1 = tfm.div %i, %j : (tensor<2x1xi64>, tensor<3xi64>) -> tensor<2x3xi64>
   // CHECK: tfm.pow %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   %2 = tfm.pow %a, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  // An integer exponent, as ONNX allows.
+  // CHECK: tfm.pow %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<i64>) -> tensor<4x8xf32>
+  %two = tfm.constant dense<2> : tensor<i64>
+  %pi = tfm.pow %a, %two : (tensor<4x8xf32>, tensor<i64>) -> tensor<4x8xf32>
   // CHECK: tfm.max %{{.*}}, %{{.*}} : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %3 = tfm.max %s, %a : (tensor<f32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   // CHECK: tfm.min %{{.*}}, %{{.*}} : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
