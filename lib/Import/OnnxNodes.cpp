@@ -199,6 +199,8 @@ GraphImporter::importOp(const onnx::NodeProto &n, ArrayRef<Value> inputs) {
     for (auto [size, repeat] : llvm::zip(shape, *repeats)) {
       if (repeat < 0)
         return nodeError("repeats must not be negative");
+      if (size > 0 && repeat > (int64_t(1) << 40) / size)
+        return nodeError("repeats make a dimension larger than 2^40");
       spread.append({1, size});
       expanded.append({repeat, size});
       tiled.push_back(repeat * size);
