@@ -8,9 +8,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 path, kind = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(0)
-if kind in ("tile", "tile_bad"):
-    # Tile x [2, 3, 4] by [2, 1, 3] (tile_bad: one repeat short).
-    repeats = [2, 1, 3] if kind == "tile" else [2, 1]
+if kind in ("tile", "tile_bad", "tile_huge"):
+    # Tile x [2, 3, 4] by [2, 1, 3] (tile_bad: one repeat short; tile_huge:
+    # a dimension past 2^40).
+    repeats = {"tile": [2, 1, 3], "tile_bad": [2, 1],
+               "tile_huge": [1 << 40, 1, 1]}[kind]
     graph = helper.make_graph(
         [helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile_node")],
         "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
