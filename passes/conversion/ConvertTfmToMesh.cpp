@@ -45,8 +45,10 @@ public:
         builder(func.getContext()) {
     // mesh-place-interleave will interleave the module iff it has a
     // MeshGEMM; the K-tree cost model needs to know.
-    func.walk([&](tfm::MatMulOp matmul) {
-      auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+    func.walk([&](Operation *op) {
+      if (!isa<tfm::MatMulOp, tfm::LinearOp>(op))
+        return;
+      auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
       interleaved |= gemmAlgorithm == mesh::GemmAlgorithm::meshgemm &&
                      lhs.getRank() == 2 && lhs.getDimSize(0) > 1;
     });
@@ -61,6 +63,7 @@ public:
       LogicalResult result =
           llvm::TypeSwitch<Operation *, LogicalResult>(op)
               .Case<tfm::MatMulOp>([&](auto op) { return planMatMul(op); })
+              .Case<tfm::LinearOp>([&](auto op) { return planLinear(op); })
               .Case<tfm::AddOp>([&](auto op) {
                 return planMap(op, mesh::MapKind::add);
               })
@@ -80,8 +83,8 @@ public:
     }
     // Compute ops are replaced; host ops stay only while distributes use them.
     for (Operation *op : llvm::reverse(worklist))
-      if (isa<tfm::MatMulOp, tfm::AddOp, tfm::MulOp, tfm::TransposeOp,
-              tfm::WeightOp, tfm::ConstantOp>(op) &&
+      if (isa<tfm::MatMulOp, tfm::LinearOp, tfm::AddOp, tfm::MulOp,
+              tfm::TransposeOp, tfm::WeightOp, tfm::ConstantOp>(op) &&
           op->use_empty())
         op->erase();
     return success();
@@ -119,13 +122,15 @@ private:
   }
 
   /// `v` on the grid with shape `shape` in `layout`: a distribute of a host
-  /// value (folding host-side transposes) or the mesh value computed for it.
+  /// value (folding host-side transposes, and `outerPermutation` applied
+  /// after them) or the mesh value computed for it.
   FailureOr<Value> materialize(Operation *user, Value v,
                                ArrayRef<int64_t> shape,
-                               mesh::LayoutAttr layout) {
+                               mesh::LayoutAttr layout,
+                               ArrayRef<int64_t> outerPermutation = {}) {
     auto type = RankedTensorType::get(shape, elementType, layout);
     if (isHostValue(v)) {
-      SmallVector<int64_t> permutation;
+      SmallVector<int64_t> permutation(outerPermutation);
       Value source = v;
       // Compose host-side transposes into one permutation of the source.
       while (auto transpose = source.getDefiningOp<tfm::TransposeOp>()) {
@@ -144,6 +149,9 @@ private:
         distribute.setPermutation(permutation);
       return distribute.getResult();
     }
+    if (!outerPermutation.empty())
+      return user->emitError("convert-tfm-to-mesh: transposing a computed "
+                             "tensor is not supported yet");
     Value planned = plannedValues.lookup(v);
     if (planned.getType() != type)
       return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
@@ -153,56 +161,76 @@ private:
   }
 
   LogicalResult planMatMul(tfm::MatMulOp op) {
-    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
-    auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
-    if (lhsType.getRank() != 2)
-      return op.emitError("convert-tfm-to-mesh: matmul of a rank-")
-             << lhsType.getRank() << " left operand is not supported";
+    return planProduct(op, op.getLhs(), op.getRhs(), false);
+  }
+
+  /// tfm.linear is x @ W (or x @ W^T, the transpose done by the host's
+  /// view of the weight).
+  LogicalResult planLinear(tfm::LinearOp op) {
+    return planProduct(op, op.getInput(), op.getWeight(),
+                       op.getTransposeWeight());
+  }
+
+  /// result = lhs @ rhs (rhs^T when `transposeRhs`) as a mesh.gemm, or a
+  /// mesh.gemv when lhs has one row.
+  LogicalResult planProduct(Operation *op, Value lhsValue, Value rhsValue,
+                            bool transposeRhs) {
+    auto lhsType = cast<RankedTensorType>(lhsValue.getType());
+    auto rhsType = cast<RankedTensorType>(rhsValue.getType());
+    if (lhsType.getRank() != 2 || rhsType.getRank() != 2)
+      return op->emitError("convert-tfm-to-mesh: a product of rank-")
+             << lhsType.getRank() << " and rank-" << rhsType.getRank()
+             << " operands is not supported yet (only matrices)";
+    SmallVector<int64_t> rhsPermutation;
+    if (transposeRhs)
+      rhsPermutation = {1, 0};
     int64_t m = lhsType.getDimSize(0), k = lhsType.getDimSize(1),
-            n = rhsType.getDimSize(1);
+            n = rhsType.getDimSize(transposeRhs ? 0 : 1);
     int64_t h = grid.getHeight(), w = grid.getWidth();
     if (m == 1) {
       // A vector a previous GEMV left split along x feeds the transposed
       // orientation (the weight is placed [x:W, y:H]), so chained GEMVs
       // alternate between the two and never relayout.
       bool alongX = false;
-      if (!isHostValue(op.getLhs()))
+      if (!isHostValue(lhsValue))
         if (mesh::LayoutAttr planned = mesh::getLayout(
-                plannedValues.lookup(op.getLhs()).getType()))
+                plannedValues.lookup(lhsValue).getType()))
           alongX = planned.getAxes().size() == 2 &&
                    planned.getAxes()[1] == kX;
       int64_t in = alongX ? kX : kY, out = alongX ? kY : kX;
       int64_t inBlocks = alongX ? w : h, outBlocks = alongX ? h : w;
-      auto lhs = materialize(op, op.getLhs(), {1, k},
+      auto lhs = materialize(op, lhsValue, {1, k},
                              layout({kNone, in}, {1, inBlocks}));
       if (failed(lhs))
         return failure();
-      auto rhs = materialize(op, op.getRhs(), {k, n},
-                             layout({in, out}, {inBlocks, outBlocks}));
+      auto rhs = materialize(op, rhsValue, {k, n},
+                             layout({in, out}, {inBlocks, outBlocks}),
+                             rhsPermutation);
       if (failed(rhs))
         return failure();
       auto resultType = RankedTensorType::get(
           {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
       auto gemv = builder.create<mesh::GemvOp>(
-          op.getLoc(), resultType, *lhs, *rhs,
+          op->getLoc(), resultType, *lhs, *rhs,
           allreduceFor(alongX ? w : h, n, outBlocks), nullptr, nullptr);
-      plannedValues[op.getResult()] = gemv.getResult();
+      plannedValues[op->getResult(0)] = gemv.getResult();
       return success();
     }
     int64_t ring = std::lcm(h, w);
-    auto lhs = materialize(op, op.getLhs(), {m, k}, layout({kY, kX}, {h, ring}));
+    auto lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
     if (failed(lhs))
       return failure();
-    auto rhs = materialize(op, op.getRhs(), {k, n}, layout({kY, kX}, {ring, w}));
+    auto rhs = materialize(op, rhsValue, {k, n}, layout({kY, kX}, {ring, w}),
+                           rhsPermutation);
     if (failed(rhs))
       return failure();
     auto resultType =
         RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
     auto gemm = builder.create<mesh::GemmOp>(
-        op.getLoc(), resultType, *lhs, *rhs,
-        mesh::GemmAlgorithmAttr::get(op.getContext(), gemmAlgorithm),
+        op->getLoc(), resultType, *lhs, *rhs,
+        mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm),
         nullptr);
-    plannedValues[op.getResult()] = gemm.getResult();
+    plannedValues[op->getResult(0)] = gemm.getResult();
     return success();
   }
 

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Named end-to-end pipelines -------------------------===//
 #include "wafer/Passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -9,6 +10,10 @@ using namespace mlir;
 
 void wafer::buildCompilePipeline(OpPassManager &pm,
                                  const CompileOptions &options) {
+  // Shape computation and transformer patterns first, so that the planner
+  // sees rms_norm, attention, linear, ... rather than their ONNX pieces.
+  pm.addNestedPass<func::FuncOp>(createTfmFoldShapes());
+  pm.addNestedPass<func::FuncOp>(createTfmRaiseTransformer());
   ConvertTfmToMeshOptions convert;
   convert.grid = options.grid;
   convert.target = options.target;
@@ -51,7 +56,7 @@ struct CompilePipelineOptions
 void wafer::registerPipelines() {
   PassPipelineRegistration<CompilePipelineOptions>(
       "wafer-compile",
-      "tfm to core: plan onto the grid, interleave, allocate routes, lower",
+      "tfm to core: fold shapes, raise, plan onto the grid, interleave, allocate routes, check memory, lower",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
                                   options.allreduce, options.ktreeK,

@@ -37,8 +37,9 @@ struct CompileOptions {
   std::string dtype = "f32";
 };
 
-/// Adds convert-tfm-to-mesh, mesh-place-interleave, mesh-allocate-routes,
-/// mesh-check-memory and convert-mesh-to-core to `pm`.
+/// Adds tfm-fold-shapes, tfm-raise-transformer, convert-tfm-to-mesh,
+/// mesh-place-interleave, mesh-allocate-routes, mesh-check-memory and
+/// convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 
