@@ -301,6 +301,22 @@ inputShape(llvm::StringRef path, const onnx::ValueInfoProto &input,
     return SmallVector<int64_t>(shape.begin(), shape.end());
   }
   SmallVector<int64_t> shape;
+  bool dynamic = llvm::any_of(dims, [](const auto &d) { return !d.has_dim_value(); });
+  auto hint = options.shapeHints.find(input.name());
+  if (dynamic && hint != options.shapeHints.end()) {
+    const std::vector<int64_t> &given = hint->second;
+    bool agrees = int64_t(given.size()) == dims.size();
+    for (auto [i, dim] : llvm::enumerate(dims))
+      agrees &= !dim.has_dim_value() || dim.dim_value() == given[i];
+    if (!agrees)
+      return fail(path + ": input '" + input.name() + "' is given with shape [" +
+                  llvm::join(llvm::map_range(given, [](int64_t d) {
+                               return std::to_string(d);
+                             }),
+                             ", ") +
+                  "], which does not fit the model's declared shape");
+    return SmallVector<int64_t>(given.begin(), given.end());
+  }
   for (const auto &dim : dims) {
     if (!dim.has_dim_value())
       return fail(path + ": input '" + input.name() +

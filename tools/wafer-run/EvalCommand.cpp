@@ -27,16 +27,32 @@ static Error evalError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
+Expected<OnnxImportOptions>
+wafer::importOptions(ArrayRef<std::string> inputShapes, StringRef inputsPath) {
+  OnnxImportOptions options;
+  for (const std::string &text : inputShapes)
+    if (Error error = parseInputShape(text, options))
+      return std::move(error);
+  if (!inputsPath.empty()) {
+    Expected<rt::NDArrayMap> arrays = rt::readNpz(inputsPath);
+    if (!arrays)
+      return arrays.takeError();
+    for (const auto &[name, array] : *arrays)
+      options.shapeHints[name] = array.shape;
+  }
+  return options;
+}
+
 /// The module to evaluate: parsed MLIR, or an ONNX model imported.
 static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModule(StringRef path, ArrayRef<std::string> inputShapes,
-           mlir::MLIRContext &context, std::string &firstError) {
+           StringRef inputsPath, mlir::MLIRContext &context,
+           std::string &firstError) {
   if (path.ends_with(".onnx")) {
-    OnnxImportOptions options;
-    for (const std::string &text : inputShapes)
-      if (Error error = parseInputShape(text, options))
-        return std::move(error);
-    return importOnnxFile(path, &context, options);
+    Expected<OnnxImportOptions> options = importOptions(inputShapes, inputsPath);
+    if (!options)
+      return options.takeError();
+    return importOnnxFile(path, &context, *options);
   }
   if (!inputShapes.empty())
     return evalError("--input-shape applies to ONNX models; " + path +
@@ -86,7 +102,8 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
     }
     return mlir::success();
   });
-  auto module = loadModule(modelPath, inputShapes, context, firstError);
+  auto module =
+      loadModule(modelPath, inputShapes, inputsPath, context, firstError);
   if (!module)
     return fail(toString(module.takeError()));
   auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");

@@ -2,12 +2,21 @@
 #ifndef WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
 #define WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
 
+#include "wafer/Import/OnnxImporter.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
 
 namespace wafer {
+/// The import options of an ONNX model run on `inputsPath` (may be empty):
+/// --input-shape bindings, and the .npz arrays' shapes as hints for the
+/// dynamic dimensions the bindings leave open.
+llvm::Expected<OnnxImportOptions>
+importOptions(llvm::ArrayRef<std::string> inputShapes,
+              llvm::StringRef inputsPath);
+
 /// Runs `wafer-run eval`; returns the exit code (errors printed as one line).
 int runEvalCommand(llvm::StringRef modelPath,
                    llvm::ArrayRef<std::string> inputShapes,

@@ -106,11 +106,10 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
       firstError = describe(diag.getLocation()) + ": " + diag.str();
     return mlir::success();
   });
-  OnnxImportOptions options;
-  for (const std::string &text : inputShapes)
-    if (Error error = parseInputShape(text, options))
-      return std::move(error);
-  auto module = importOnnxFile(path, &context, options);
+  Expected<OnnxImportOptions> options = importOptions(inputShapes, inputsPath);
+  if (!options)
+    return options.takeError();
+  auto module = importOnnxFile(path, &context, *options);
   if (!module)
     return module.takeError();
   if (gridOption.empty())

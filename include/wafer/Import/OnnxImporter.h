@@ -18,6 +18,10 @@ struct OnnxImportOptions {
   /// Static shapes for graph inputs, by input name; they bind the inputs'
   /// dynamic dimensions (and must agree with their static ones).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Shapes of the arrays the model will run on (wafer-run's --inputs), by
+  /// name: they bind an input's dynamic dimensions when inputShapes does
+  /// not name it. Names that are not graph inputs are ignored.
+  std::map<std::string, std::vector<int64_t>> shapeHints;
 };
 
 /// Parses "name=1x16" into `options`; the error says what is wrong.
