@@ -290,9 +290,15 @@ def Core_RepeatOp : Core_Instr<"repeat", [NoTerminator, SingleBlock,
     NoRegionArguments]> {
   let summary = "Runs its body a coordinate-dependent number of times";
   let description = [{
+    The count is an expression over the core's coordinates (`x`, `y`,
+    `lx`, `ly`, `W`, `H`); inside the body, expressions may also read `i`,
+    the iteration number (from 0) of the innermost enclosing repeat.
     ```mlir
     core.repeat "ly" {
       core.send @a on @ring_x
+    }
+    core.repeat "4" {
+      core.when "x == i % W" { core.send @a on @east_x }
     }
     ```
   }];
