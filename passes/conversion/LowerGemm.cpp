@@ -8,6 +8,33 @@ using namespace wafer;
 
 namespace wafer::lowering {
 
+FailureOr<ProgramLowering::GemmPlan>
+ProgramLowering::planGemm(mesh::GemmOp op) {
+  GemmPlan plan;
+  auto channels = channelsFor(op);
+  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
+       c = bufferFor(op.getResult());
+  if (failed(channels) || failed(a) || failed(b) || failed(c))
+    return failure();
+  plan.channels = std::move(*channels);
+  plan.a = *a;
+  plan.b = *b;
+  plan.c = *c;
+  ArrayRef<int64_t> aShape =
+      cast<RankedTensorType>(op.getLhs().getType()).getShape();
+  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+  plan.ring = std::lcm(h, w);
+  plan.mt = ceilDiv(aShape[0], h);
+  plan.kt = ceilDiv(aShape[1], plan.ring);
+  plan.nt = ceilDiv(n, w);
+  plan.tag = "gemm" + std::to_string(opsInfo.size());
+  auto scratch = scratchFor(op, plan.tag);
+  if (failed(scratch))
+    return failure();
+  plan.scratch = std::move(*scratch);
+  return plan;
+}
+
 LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
   if (op.getAlgorithm() == mesh::GemmAlgorithm::summa)
     return lowerSumma(op);
@@ -18,39 +45,19 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
     return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
                         "in place; an operand with other users is not "
                         "supported yet");
-  auto channels = channelsFor(op);
-  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
-       c = bufferFor(op.getResult());
-  if (failed(channels) || failed(a) || failed(b) || failed(c))
+  FailureOr<GemmPlan> plan = planGemm(op);
+  if (failed(plan))
     return failure();
-  ArrayRef<int64_t> aShape =
-      cast<RankedTensorType>(op.getLhs().getType()).getShape();
-  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
-  int64_t ring = std::lcm(h, w);
-  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
-          nt = ceilDiv(n, w);
-  std::string tag = "gemm" + std::to_string(opsInfo.size());
-  RingShift shiftA{*a,
-                   {},
-                   (*channels)[0],
-                   w,
-                   ring / w,
-                   mt * kt,
-                   "lx == " + std::to_string(w - 1)};
-  RingShift shiftB{*b,
-                   {},
-                   (*channels)[1],
-                   h,
-                   ring / h,
-                   kt * nt,
-                   "ly == " + std::to_string(h - 1)};
-  auto scratch = scratchFor(op, tag);
-  if (failed(scratch))
-    return failure();
-  shiftA.next = scratch->lookup("_a_next");
-  shiftB.next = scratch->lookup("_b_next");
+  const GemmPlan &g = *plan;
+  int64_t ring = g.ring, mt = g.mt, kt = g.kt, nt = g.nt;
+  RingShift shiftA{
+      g.a,     g.scratch.lookup("_a_next"),     g.channels[0], w, ring / w,
+      mt * kt, "lx == " + std::to_string(w - 1)};
+  RingShift shiftB{
+      g.b,     g.scratch.lookup("_b_next"),     g.channels[1], h, ring / h,
+      kt * nt, "ly == " + std::to_string(h - 1)};
   bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
-  instructions.create<core::ZeroOp>(loc, *c);
+  instructions.create<core::ZeroOp>(loc, g.c);
   // Alignment: row r shifts A by r, column c shifts B by c. A moves on
   // the x ring and B on the y ring, so the first min(r, c) shifts of
   // both overlap; the rest of the longer one follows alone.
@@ -73,7 +80,7 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
       finishShift(loc, shiftB);
     });
   auto multiply = [&] {
-    instructions.create<core::GemmTileOp>(loc, *c, *a, *b, i64(mt), i64(kt),
+    instructions.create<core::GemmTileOp>(loc, g.c, g.a, g.b, i64(mt), i64(kt),
                                           i64(nt));
   };
   // Compute-shift: the sends overlap with the local multiply.
@@ -103,38 +110,28 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
     return op.emitError("convert-mesh-to-core: the allgather GEMM shifts "
                         "its operands in place; an operand with other "
                         "users is not supported yet");
-  auto channels = channelsFor(op);
-  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
-       c = bufferFor(op.getResult());
-  if (failed(channels) || failed(a) || failed(b) || failed(c))
+  FailureOr<GemmPlan> plan = planGemm(op);
+  if (failed(plan))
     return failure();
-  std::string tag = "gemm" + std::to_string(opsInfo.size());
-  auto scratch = scratchFor(op, tag);
-  if (failed(scratch))
-    return failure();
-  ArrayRef<int64_t> aShape =
-      cast<RankedTensorType>(op.getLhs().getType()).getShape();
-  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
-  int64_t ring = std::lcm(h, w);
-  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], ring),
-          nt = ceilDiv(n, w);
+  const GemmPlan &g = *plan;
+  int64_t ring = g.ring, mt = g.mt, kt = g.kt, nt = g.nt;
   struct Gather {
     FlatSymbolRefAttr buffer, next, panel, channel;
     std::string pos, extent;
     int64_t steps, chunk;
   };
-  Gather gatherA{*a,
-                 scratch->lookup("_a_next"),
-                 scratch->lookup("_a_panel"),
-                 (*channels)[0],
+  Gather gatherA{g.a,
+                 g.scratch.lookup("_a_next"),
+                 g.scratch.lookup("_a_panel"),
+                 g.channels[0],
                  "lx",
                  "W",
                  w - 1,
                  (ring / w) * mt * kt};
-  Gather gatherB{*b,
-                 scratch->lookup("_b_next"),
-                 scratch->lookup("_b_panel"),
-                 (*channels)[1],
+  Gather gatherB{g.b,
+                 g.scratch.lookup("_b_next"),
+                 g.scratch.lookup("_b_panel"),
+                 g.channels[1],
                  "ly",
                  "H",
                  h - 1,
@@ -145,7 +142,7 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
                                       src, builder.getStringAttr(srcSlot),
                                       i64(size));
   };
-  instructions.create<core::ZeroOp>(loc, *c);
+  instructions.create<core::ZeroOp>(loc, g.c);
   for (const Gather &g : {gatherA, gatherB})
     copy(g.panel, g.pos, g.buffer, "0", g.chunk);
   // Shift and keep: after s shifts a core holds the chunk of ring
@@ -167,14 +164,14 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   for (const Gather &g : {gatherA, gatherB})
     if (g.steps > common)
       repeat(loc, std::to_string(g.steps - common), [&] { step(g, common); });
-  FlatSymbolRefAttr aBlock = scratch->lookup("_a_block"),
-                    bBlock = scratch->lookup("_b_block");
+  FlatSymbolRefAttr aBlock = g.scratch.lookup("_a_block"),
+                    bBlock = g.scratch.lookup("_b_block");
   repeat(loc, std::to_string(ring), [&] {
     copy(aBlock, "0", gatherA.panel,
          llvm::formatv("(i % W) * {0} + i / W", ring / w), mt * kt);
     copy(bBlock, "0", gatherB.panel,
          llvm::formatv("(i % H) * {0} + i / H", ring / h), kt * nt);
-    instructions.create<core::GemmTileOp>(loc, *c, aBlock, bBlock, i64(mt),
+    instructions.create<core::GemmTileOp>(loc, g.c, aBlock, bBlock, i64(mt),
                                           i64(kt), i64(nt));
   });
   instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "allgather"));
@@ -194,29 +191,21 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   if (op.getLhs() == op.getRhs())
     return op.emitError("convert-mesh-to-core: summa of a tensor with "
                         "itself is not supported yet");
-  auto channels = channelsFor(op);
-  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
-       c = bufferFor(op.getResult());
-  if (failed(channels) || failed(a) || failed(b) || failed(c))
+  // On the square grids SUMMA runs on, lcm(H, W) = W: one K block per core.
+  FailureOr<GemmPlan> plan = planGemm(op);
+  if (failed(plan))
     return failure();
-  ArrayRef<int64_t> aShape =
-      cast<RankedTensorType>(op.getLhs().getType()).getShape();
-  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
-  int64_t mt = ceilDiv(aShape[0], h), kt = ceilDiv(aShape[1], w),
-          nt = ceilDiv(n, w);
-  std::string tag = "gemm" + std::to_string(opsInfo.size());
-  auto scratch = scratchFor(op, tag);
-  if (failed(scratch))
-    return failure();
-  FlatSymbolRefAttr aPanel = scratch->lookup("_a_panel"),
-                    bPanel = scratch->lookup("_b_panel");
+  const GemmPlan &g = *plan;
+  int64_t mt = g.mt, kt = g.kt, nt = g.nt;
+  FlatSymbolRefAttr aPanel = g.scratch.lookup("_a_panel"),
+                    bPanel = g.scratch.lookup("_b_panel");
   struct Broadcast {
     FlatSymbolRefAttr tile, panel, forward, backward;
     std::string coord, extent;
   };
-  Broadcast rowCast{*a, aPanel, (*channels)[0], (*channels)[1], "x", "W"};
-  Broadcast columnCast{*b, bPanel, (*channels)[2], (*channels)[3], "y", "H"};
-  instructions.create<core::ZeroOp>(loc, *c);
+  Broadcast rowCast{g.a, aPanel, g.channels[0], g.channels[1], "x", "W"};
+  Broadcast columnCast{g.b, bPanel, g.channels[2], g.channels[3], "y", "H"};
+  instructions.create<core::ZeroOp>(loc, g.c);
   repeat(loc, std::to_string(w), [&] {
     for (const Broadcast &cast : {rowCast, columnCast}) {
       std::string owner = "i % " + cast.extent;
@@ -242,7 +231,7 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
         sendOn(first, cast.backward);
       });
     }
-    instructions.create<core::GemmTileOp>(loc, *c, aPanel, bPanel, i64(mt),
+    instructions.create<core::GemmTileOp>(loc, g.c, aPanel, bPanel, i64(mt),
                                           i64(kt), i64(nt));
     for (const Broadcast &cast : {rowCast, columnCast})
       when(loc, cast.coord + " == i % " + cast.extent, [&] {

@@ -196,9 +196,10 @@ private:
     return core::ElementwiseKindAttr::get(module.getContext(), kind);
   }
 
-  template <typename Body>
-  void when(Location loc, std::string condition, Body body) {
-    auto op = instructions.create<core::WhenOp>(loc, condition);
+  /// A core.when or core.repeat whose body `body` emits.
+  template <typename OpTy, typename Body>
+  void nested(Location loc, std::string expression, Body body) {
+    auto op = instructions.create<OpTy>(loc, expression);
     op.getBody().emplaceBlock();
     OpBuilder::InsertionGuard guard(instructions);
     instructions.setInsertionPointToStart(&op.getBody().front());
@@ -206,12 +207,13 @@ private:
   }
 
   template <typename Body>
+  void when(Location loc, std::string condition, Body body) {
+    nested<core::WhenOp>(loc, std::move(condition), body);
+  }
+
+  template <typename Body>
   void repeat(Location loc, std::string count, Body body) {
-    auto op = instructions.create<core::RepeatOp>(loc, count);
-    op.getBody().emplaceBlock();
-    OpBuilder::InsertionGuard guard(instructions);
-    instructions.setInsertionPointToStart(&op.getBody().front());
-    body();
+    nested<core::RepeatOp>(loc, std::move(count), body);
   }
 
   /// One step of a logical ring shift of a block-cyclic buffer (see
@@ -273,6 +275,18 @@ private:
     }
     return success();
   }
+
+  /// What every GEMM lowering starts from: the op's channels, operand and
+  /// result buffers, tile sizes (K in lcm(H, W) blocks, the ring of the
+  /// block-cyclic layouts) and working buffers, allocated in that order.
+  struct GemmPlan {
+    SmallVector<FlatSymbolRefAttr> channels;
+    FlatSymbolRefAttr a, b, c;
+    int64_t ring = 1, mt = 0, kt = 0, nt = 0;
+    std::string tag;
+    llvm::StringMap<FlatSymbolRefAttr> scratch;
+  };
+  FailureOr<GemmPlan> planGemm(mesh::GemmOp op);
 
   LogicalResult lower(mesh::GemmOp op);
 
