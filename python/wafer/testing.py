@@ -193,23 +193,30 @@ def load_npz(path):
         return {k: data[k] for k in data.files}
 
 
-def compare(out_npz, ref_npz):
-    """Max abs error of ``out_npz`` against ``ref_npz`` relative to the
-    reference's largest magnitude (over all outputs).
-
-    Raises ValueError when the two files do not hold the same names and
-    shapes.  Returns inf when an output has NaN or Inf the reference lacks."""
+def _matched_outputs(out_npz, ref_npz):
+    """(name, output, reference) as float64 for every output; ValueError when
+    the two files do not hold the same names and shapes."""
     out, ref = load_npz(out_npz), load_npz(ref_npz)
     if sorted(out) != sorted(ref):
         raise ValueError(f"outputs {sorted(out)} differ from reference "
                          f"outputs {sorted(ref)}")
-    max_err, max_ref = 0.0, 0.0
     for key in ref:
         o = out[key].astype(np.float64)
         r = ref[key].astype(np.float64)
         if o.shape != r.shape:
             raise ValueError(f"output '{key}' has shape {o.shape}, reference "
                              f"has {r.shape}")
+        yield key, o, r
+
+
+def compare(out_npz, ref_npz):
+    """Max abs error of ``out_npz`` against ``ref_npz`` relative to the
+    reference's largest magnitude (over all outputs).
+
+    Raises ValueError when the two files do not hold the same names and
+    shapes.  Returns inf when an output has NaN or Inf the reference lacks."""
+    max_err, max_ref = 0.0, 0.0
+    for _, o, r in _matched_outputs(out_npz, ref_npz):
         if o.size == 0:
             continue
         if not np.all(np.isfinite(o) == np.isfinite(r)):
@@ -226,17 +233,9 @@ def compare(out_npz, ref_npz):
 def cosine(out_npz, ref_npz):
     """The smallest cosine similarity between an output and its reference
     (over all outputs, each flattened); the f16 acceptance measure."""
-    out, ref = load_npz(out_npz), load_npz(ref_npz)
-    if sorted(out) != sorted(ref):
-        raise ValueError(f"outputs {sorted(out)} differ from reference "
-                         f"outputs {sorted(ref)}")
     worst = 1.0
-    for key in ref:
-        o = out[key].astype(np.float64).ravel()
-        r = ref[key].astype(np.float64).ravel()
-        if o.shape != r.shape:
-            raise ValueError(f"output '{key}' has {o.size} values, reference "
-                             f"has {r.size}")
+    for _, o, r in _matched_outputs(out_npz, ref_npz):
+        o, r = o.ravel(), r.ravel()
         no, nr = np.linalg.norm(o), np.linalg.norm(r)
         if not np.isfinite(no * nr):
             return float("-inf")
