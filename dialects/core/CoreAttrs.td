@@ -43,13 +43,28 @@ def Core_DirAttr : EnumAttr<Core_Dialect, Core_Dir, "dir"> {
 
 def Core_ElementwiseKind : I32EnumAttr<"ElementwiseKind",
     "element-wise kernel", [
-      I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"mul", 1>
+      I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"mul", 1>,
+      I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"swiglu", 3>
     ]> {
   let cppNamespace = "::wafer::core";
   let genSpecializedAttr = 0;
 }
 def Core_ElementwiseKindAttr : EnumAttr<Core_Dialect, Core_ElementwiseKind,
                                         "elementwise"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Core_RowKernel : I32EnumAttr<"RowKernel", "row kernel", [
+      I32EnumAttrCase<"reduce_sum", 0>, I32EnumAttrCase<"reduce_sumsq", 1>,
+      I32EnumAttrCase<"reduce_max", 2>, I32EnumAttrCase<"rms_scale", 3>,
+      I32EnumAttrCase<"rope", 4>, I32EnumAttrCase<"attn_scores", 5>,
+      I32EnumAttrCase<"softmax_exp", 6>, I32EnumAttrCase<"attn_values", 7>,
+      I32EnumAttrCase<"div_rows", 8>
+    ]> {
+  let cppNamespace = "::wafer::core";
+  let genSpecializedAttr = 0;
+}
+def Core_RowKernelAttr : EnumAttr<Core_Dialect, Core_RowKernel, "row_kernel"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -2,6 +2,7 @@
 #include "wafer/Dialect/Core/CoreOps.h"
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Layout.h"
+#include "wafer/Runtime/RowKernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -185,6 +186,11 @@ LogicalResult InputOp::verify() {
     return failure();
   if (getWeightFile() && getValue())
     return emitOpError("takes its data from a weight file or a value, not both");
+  if (getGatherIds() && !getWeightFile())
+    return emitOpError("gathers rows of a weight: needs weight_file");
+  if (getPadded() && getSourceShape().size() !=
+                         cast<ShapedType>(getType()).getShape().size())
+    return emitOpError("a padded source needs the placed tensor's rank");
   if (getValue()) {
     auto valueType = cast<ShapedType>(getValue()->getType());
     if (valueType.getShape() != getSourceShape())
@@ -194,7 +200,17 @@ LogicalResult InputOp::verify() {
 }
 
 LogicalResult OutputOp::verify() {
-  return verifyBinding(*this, getBufferAttr(), getType());
+  if (failed(verifyBinding(*this, getBufferAttr(), getType())))
+    return failure();
+  if (auto shape = getResultShape()) {
+    auto elements = [](ArrayRef<int64_t> dims) {
+      return std::accumulate(dims.begin(), dims.end(), int64_t(1),
+                             std::multiplies<int64_t>());
+    };
+    if (elements(*shape) != cast<ShapedType>(getType()).getNumElements())
+      return emitOpError("result_shape must hold the tensor's elements");
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,6 +251,59 @@ LogicalResult ElementwiseOp::verify() {
   if (sizes[0] != sizes[1] || sizes[0] != sizes[2])
     return emitOpError("buffers must have the same size");
   return success();
+}
+
+std::pair<rt::Opcode, int64_t> RowsOp::toRuntime() {
+  switch (getKernel()) {
+  case RowKernel::reduce_sum:
+    return {rt::Opcode::Reduce, int64_t(rt::ReduceKind::Sum)};
+  case RowKernel::reduce_sumsq:
+    return {rt::Opcode::Reduce, int64_t(rt::ReduceKind::SumSquares)};
+  case RowKernel::reduce_max:
+    return {rt::Opcode::Reduce, int64_t(rt::ReduceKind::Max)};
+  case RowKernel::rms_scale:
+    return {rt::Opcode::RmsScale, getK()};
+  case RowKernel::rope:
+    return {rt::Opcode::Rope, getK()};
+  case RowKernel::attn_scores:
+    return {rt::Opcode::AttnScores, getK()};
+  case RowKernel::softmax_exp:
+    return {rt::Opcode::SoftmaxExp, getK()};
+  case RowKernel::attn_values:
+    return {rt::Opcode::AttnValues, getK()};
+  case RowKernel::div_rows:
+    return {rt::Opcode::DivRows, getK()};
+  }
+  llvm_unreachable("unknown row kernel");
+}
+
+LogicalResult RowsOp::verify() {
+  SmallVector<FlatSymbolRefAttr> refs;
+  for (Attribute ref : getBuffers())
+    refs.push_back(cast<FlatSymbolRefAttr>(ref));
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, refs, sizes)))
+    return failure();
+  auto [opcode, k] = toRuntime();
+  llvm::Expected<std::vector<int64_t>> extents =
+      rt::kernels::rowKernelExtents(opcode, getM(), getGroups(), k, getN());
+  if (!extents)
+    return emitOpError() << llvm::toString(extents.takeError());
+  if (sizes.size() != extents->size())
+    return emitOpError("needs ")
+           << extents->size() << " buffers, has " << sizes.size();
+  for (auto [ref, size, need] : llvm::zip(refs, sizes, *extents))
+    if (size < need)
+      return emitOpError("buffer ")
+             << ref << " has " << size << " elements, needs " << need;
+  bool scores = getKernel() == RowKernel::attn_scores;
+  if (scores != bool(getValid()))
+    return emitOpError(scores ? "attn_scores needs `valid`"
+                              : "only attn_scores takes `valid`");
+  if ((scores || getKernel() == RowKernel::attn_values) &&
+      (refs[0] == refs[1] || refs[0] == refs[2]))
+    return emitOpError("the output must not alias an operand");
+  return scores ? verifyExpression(*this, *getValid()) : success();
 }
 
 LogicalResult ZeroOp::verify() {

@@ -119,7 +119,12 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
     user's input `name` (a graph input), or the initializer `name` of the
     ONNX file `weight_file`, or the constant `value`; it has shape
     `source_shape` and is permuted by `permutation` and broadcast to the
-    placed shape on the host.
+    placed shape on the host. With `gather_ids` the initializer is an
+    embedding table and the source (of shape `source_shape`: the ids' shape
+    and the row size) is made of the rows the token ids in input
+    `gather_ids` select. With `padded` the source fills the leading part of
+    every dimension of the placed tensor instead of broadcasting; the rest
+    is zero.
 
     ```mlir
     core.input @b {name = "w", weight_file = "m.onnx",
@@ -131,7 +136,9 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
                        TypeAttr:$type, DenseI64ArrayAttr:$source_shape,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
                        OptionalAttr<StrAttr>:$weight_file,
-                       OptionalAttr<ElementsAttr>:$value);
+                       OptionalAttr<ElementsAttr>:$value,
+                       OptionalAttr<StrAttr>:$gather_ids,
+                       UnitAttr:$padded);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -139,12 +146,15 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
 def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
   let summary = "Reads a buffer back to the host after the program ran";
   let description = [{
+    The host returns the tensor in `result_shape` when given (the same
+    elements in the same order, e.g. with the graph's unit dimensions).
     ```mlir
     core.output @c {name = "y", type = tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>}
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$buffer, StrAttr:$name,
-                       TypeAttr:$type);
+                       TypeAttr:$type,
+                       OptionalAttr<DenseI64ArrayAttr>:$result_shape);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -184,8 +194,10 @@ def Core_GemvTileOp : Core_Instr<"gemv_tile"> {
 }
 
 def Core_ElementwiseOp : Core_Instr<"elementwise"> {
-  let summary = "out[i] = a[i] (+ or *) b[i] over whole buffers";
+  let summary = "out[i] = f(a[i], b[i]) over whole buffers";
   let description = [{
+    `add`, `mul`, `max`, or `swiglu`: silu(a) * b with
+    silu(v) = v / (1 + exp(-v)).
     ```mlir
     core.elementwise <add> @out, @a, @b
     ```
@@ -194,6 +206,47 @@ def Core_ElementwiseOp : Core_Instr<"elementwise"> {
                        FlatSymbolRefAttr:$a, FlatSymbolRefAttr:$b);
   let assemblyFormat = "$kind $out `,` $a `,` $b attr-dict";
   let hasVerifier = 1;
+}
+
+def Core_RowsOp : Core_Instr<"rows"> {
+  let summary = "A row kernel: reductions, normalisation, RoPE, attention";
+  let description = [{
+    Local arithmetic on row-major tiles; `buffers` are the operands in the
+    order below (the first is written). Sizes: `m`, `groups`, `k`, `n`.
+    - `reduce_sum | reduce_sumsq | reduce_max` [@out, @in]:
+      out[r] = sum / sum of squares / max of in[r, c], in [m, n].
+    - `rms_scale` [@out, @in, @sumsq, @weight]: out[r, c] = in[r, c] /
+      sqrt(sumsq[r] / k + scalar) * weight[c] (k = the normalised length,
+      scalar = epsilon).
+    - `rope` [@out, @in, @cos, @sin]: rotate-half RoPE of in [m, k, n]
+      (k heads of dimension n) with the factors cos[r, :], sin[r, :] of row
+      r.
+    - `attn_scores` [@s, @q, @keys]: s[h, g, r] = scalar * q[h, g, :] .
+      keys[h, r, :] for r < valid (an expression over the core's
+      coordinates), -inf beyond; m kv heads, groups query heads each, k
+      keys, n = head dimension.
+    - `softmax_exp` [@s, @max]: s[r, c] = exp(s[r, c] - max[r]), s [m, n].
+    - `attn_values` [@out, @p, @values]: out[h, g, :] += sum_r p[h, g, r]
+      values[h, r, :] (sizes as attn_scores).
+    - `div_rows` [@a, @z]: a[r, c] /= z[r], a [m, n].
+
+    ```mlir
+    core.rows <attn_scores> [@s, @q, @k] {m = 1, groups = 2, k = 3, n = 16,
+                                          scalar = 0.25, valid = "9 - 3 * ly"}
+    ```
+  }];
+  let arguments = (ins Core_RowKernelAttr:$kernel,
+                       FlatSymbolRefArrayAttr:$buffers, I64Attr:$m,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       DefaultValuedAttr<I64Attr, "0">:$k, I64Attr:$n,
+                       DefaultValuedAttr<F64Attr, "0.0">:$scalar,
+                       OptionalAttr<StrAttr>:$valid);
+  let assemblyFormat = "$kernel $buffers attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The runtime opcode and its `k` (the reduction kind for reductions).
+    std::pair<::wafer::rt::Opcode, int64_t> toRuntime();
+  }];
 }
 
 def Core_ZeroOp : Core_Instr<"zero"> {

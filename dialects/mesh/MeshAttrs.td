@@ -140,7 +140,8 @@ def Mesh_GemmAlgorithmAttr : EnumAttr<Mesh_Dialect, Mesh_GemmAlgorithm,
 
 def Mesh_MapKind : I32EnumAttr<"MapKind", "element-wise function", [
       I32EnumAttrCase<"add", 0>,
-      I32EnumAttrCase<"mul", 1>
+      I32EnumAttrCase<"mul", 1>,
+      I32EnumAttrCase<"swiglu", 2>
     ]> {
   let cppNamespace = "::wafer::mesh";
   let genSpecializedAttr = 0;

@@ -89,6 +89,15 @@ LogicalResult DistributeOp::verify() {
     return emitOpError("cannot broadcast a rank-")
            << viewed.size() << " source to rank " << target.size();
   size_t offset = target.size() - viewed.size();
+  if (getPadded()) {
+    if (offset != 0)
+      return emitOpError("a padded source needs the result's rank");
+    for (auto [i, d] : llvm::enumerate(viewed))
+      if (d > target[i])
+        return emitOpError("source dimension ")
+               << i << " of size " << d << " is larger than " << target[i];
+    return success();
+  }
   for (auto [i, d] : llvm::enumerate(viewed))
     if (d != 1 && d != target[offset + i])
       return emitOpError("source dimension ")
@@ -103,8 +112,16 @@ LogicalResult CollectOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (result.getEncoding())
     return emitOpError("result must be a host tensor without a layout");
-  if (result.getShape() != shapeOf(getSource()))
-    return emitOpError("result shape must equal the source shape");
+  // The host may read the tensor back under another shape of the same
+  // elements (dropping or adding unit dimensions, merging heads).
+  auto elements = [](ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  };
+  if (elements(result.getShape()) != elements(shapeOf(getSource())))
+    return emitOpError("result must have the source's number of elements");
   return success();
 }
 
@@ -163,41 +180,191 @@ LogicalResult GemmOp::verify() {
   return verifyColors(*this, getColors());
 }
 
+/// The grid axis (kX or kY) splitting some dimension of `value` from
+/// dimension `from` on, with every such split using the whole extent once;
+/// kNone when none does, -1 when the split is not of that form.
+static int64_t singleSplitAxis(Value value, size_t from, GridAttr grid) {
+  LayoutAttr layout = getLayout(value.getType());
+  int64_t found = LayoutAttr::kNone;
+  for (size_t d = from; d < layout.getAxes().size(); ++d) {
+    int64_t axis = layout.getAxes()[d];
+    if (axis == LayoutAttr::kNone)
+      continue;
+    int64_t extent =
+        axis == LayoutAttr::kX ? grid.getWidth() : grid.getHeight();
+    if (found != LayoutAttr::kNone || layout.getBlocks()[d] != extent)
+      return -1;
+    found = axis;
+  }
+  return found;
+}
+
 LogicalResult GemvOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
   ArrayRef<int64_t> x = shapeOf(getLhs()), m = shapeOf(getRhs()),
                     y = shapeOf(getResult());
-  if (x.size() != 2 || m.size() != 2 || y.size() != 2 || x[0] != 1 ||
-      y[0] != 1)
-    return emitOpError("expects [1, K] x [K, N] -> [1, N]");
-  if (x[1] != m[0] || y[1] != m[1])
-    return emitOpError("shapes do not form [1, K] x [K, N] -> [1, N]");
+  // [1, K...] x [K..., N...] -> [1, N...]: the K and N dimensions may be
+  // split into heads.
+  if (x.size() < 2 || y.size() < 2 || x[0] != 1 || y[0] != 1 ||
+      m.size() != x.size() + y.size() - 2)
+    return emitOpError("expects [1, K...] x [K..., N...] -> [1, N...]");
+  if (m.take_front(x.size() - 1) != x.drop_front() ||
+      m.take_back(y.size() - 1) != y.drop_front())
+    return emitOpError("shapes do not form [1, K...] x [K..., N...] -> "
+                       "[1, N...]");
   GridAttr grid = lookupGrid(*this);
   if (!grid)
     return emitOpError("needs an enclosing 'mesh.grid' attribute");
-  int64_t h = grid.getHeight(), w = grid.getWidth();
-  constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
-                    Y = LayoutAttr::kY;
-  bool alongX = reducesAlongX();
-  if (failed(expectLayout(*this, getLhs(), "lhs", {N, alongX ? X : Y},
-                          {1, alongX ? w : h})) ||
-      failed(expectLayout(*this, getRhs(), "rhs",
-                          alongX ? ArrayRef<int64_t>{X, Y}
-                                 : ArrayRef<int64_t>{Y, X},
-                          alongX ? ArrayRef<int64_t>{w, h}
-                                 : ArrayRef<int64_t>{h, w})) ||
-      failed(expectLayout(*this, getResult(), "result", {N, alongX ? Y : X},
-                          {1, alongX ? h : w})) ||
-      failed(expectSameInterleave(*this)))
+  for (auto [value, role] : {std::pair(getLhs(), "lhs"),
+                             std::pair(getRhs(), "rhs"),
+                             std::pair(getResult(), "result")})
+    if (failed(verifyDistributed(*this, value, role)))
+      return failure();
+  LayoutAttr lhs = getLayout(getLhs().getType()),
+             rhs = getLayout(getRhs().getType()),
+             result = getLayout(getResult().getType());
+  int64_t in = singleSplitAxis(getLhs(), 1, grid),
+          out = singleSplitAxis(getResult(), 1, grid);
+  if (lhs.getAxes()[0] != LayoutAttr::kNone ||
+      result.getAxes()[0] != LayoutAttr::kNone || in <= 0 || out <= 0 ||
+      in == out)
+    return emitOpError("lhs must split K along one grid axis and the result "
+                       "N along the other (each replicated on the other)");
+  SmallVector<int64_t> axes(lhs.getAxes().drop_front()),
+      blocks(lhs.getBlocks().drop_front());
+  axes.append(result.getAxes().begin() + 1, result.getAxes().end());
+  blocks.append(result.getBlocks().begin() + 1, result.getBlocks().end());
+  if (rhs.getAxes() != ArrayRef(axes) || rhs.getBlocks() != ArrayRef(blocks))
+    return emitOpError("rhs layout must be the lhs's K layout followed by "
+                       "the result's N layout");
+  if (failed(expectSameInterleave(*this)))
     return failure();
   return verifyColors(*this, getColors());
 }
 
 bool GemvOp::reducesAlongX() {
-  LayoutAttr lhs = getLayout(getLhs().getType());
-  return lhs && lhs.getAxes().size() == 2 &&
-         lhs.getAxes()[1] == LayoutAttr::kX;
+  GridAttr grid = lookupGrid(*this);
+  return grid && singleSplitAxis(getLhs(), 1, grid) == LayoutAttr::kX;
+}
+
+LogicalResult RmsNormOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result must have the input's type");
+  ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
+  if (x.empty() || w.size() != 1 || w[0] != x.back())
+    return emitOpError("weight must be [E] for an input [..., E]");
+  if (failed(verifyDistributed(*this, getInput(), "input")) ||
+      failed(verifyDistributed(*this, getWeight(), "weight")))
+    return failure();
+  LayoutAttr in = getLayout(getInput().getType()),
+             weight = getLayout(getWeight().getType());
+  GridAttr grid = lookupGrid(*this);
+  int64_t axis = in.getAxes().back();
+  if (axis == LayoutAttr::kNone ||
+      in.getBlocks().back() !=
+          (axis == LayoutAttr::kX ? grid.getWidth() : grid.getHeight()))
+    return emitOpError("the normalised axis must be split along x or y");
+  if (weight.getAxes()[0] != axis ||
+      weight.getBlocks()[0] != in.getBlocks().back())
+    return emitOpError("weight must be split like the normalised axis");
+  return verifyColors(*this, getColors());
+}
+
+bool RmsNormOp::reducesAlongX() {
+  return getLayout(getInput().getType()).getAxes().back() == LayoutAttr::kX;
+}
+
+LogicalResult RopeOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (getInput().getType() != getResult().getType())
+    return emitOpError("result must have the input's type");
+  int64_t d = getHeadDim();
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  if (d < 2 || d % 2 != 0 || x.empty() || x.back() % d != 0)
+    return emitOpError("head_dim must be even and divide the last dimension");
+  for (Value table : {getCos(), getSin()}) {
+    ArrayRef<int64_t> t = shapeOf(table);
+    if (t.size() != 2 || t[1] != d || t[0] != x[0])
+      return emitOpError("cos and sin must be [rows, head_dim]");
+    if (failed(verifyDistributed(*this, table, "cos/sin")))
+      return failure();
+    LayoutAttr layout = getLayout(table.getType());
+    if (layout.getAxes()[1] != LayoutAttr::kNone ||
+        layout.getAxes()[0] != getLayout(getInput().getType()).getAxes()[0] ||
+        layout.getBlocks()[0] !=
+            getLayout(getInput().getType()).getBlocks()[0])
+      return emitOpError("cos and sin must be laid out like the rows of the "
+                         "input, the head dimension whole");
+  }
+  LayoutAttr in = getLayout(getInput().getType());
+  if (failed(verifyDistributed(*this, getInput(), "input")))
+    return failure();
+  if (in.getAxes().back() != LayoutAttr::kNone)
+    return emitOpError("the last dimension must be whole on every core");
+  return success();
+}
+
+/// KV caches and decode queries: [1, KVH, L, D] as [*, x:W, y:H, *] and
+/// [1, KVH, X] as [*, x:W, *].
+static LogicalResult expectHeadLayout(Operation *op, Value v, StringRef role,
+                                      bool withPositions) {
+  GridAttr grid = lookupGrid(op);
+  if (!grid)
+    return op->emitOpError("needs an enclosing 'mesh.grid' attribute");
+  constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
+                    Y = LayoutAttr::kY;
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  ArrayRef<int64_t> shape = shapeOf(v);
+  if (shape.size() != (withPositions ? 4u : 3u) || shape[0] != 1)
+    return op->emitOpError()
+           << role << " must be "
+           << (withPositions ? "[1, KVH, L, D]" : "[1, KVH, X]");
+  if (withPositions)
+    return expectLayout(op, v, role, {N, X, Y, N}, {1, w, h, 1});
+  return expectLayout(op, v, role, {N, X, N}, {1, w, 1});
+}
+
+LogicalResult KvAppendOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (getCache().getType() != getResult().getType())
+    return emitOpError("result must have the cache's type");
+  if (failed(expectHeadLayout(*this, getCache(), "cache", true)) ||
+      failed(expectHeadLayout(*this, getNewEntry(), "new_entry", false)))
+    return failure();
+  ArrayRef<int64_t> cache = shapeOf(getCache()), entry = shapeOf(getNewEntry());
+  if (entry[1] != cache[1] || entry[2] != cache[3])
+    return emitOpError("new_entry must be [1, KVH, D] for a cache [1, KVH, L, D]");
+  if (getPosition() < 0 || getPosition() >= cache[2])
+    return emitOpError("position ")
+           << getPosition() << " is outside the cache of " << cache[2]
+           << " positions";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  if (getQuery().getType() != getResult().getType())
+    return emitOpError("result must have the query's type");
+  if (getKey().getType() != getValue().getType())
+    return emitOpError("key and value caches must have one type");
+  if (failed(expectHeadLayout(*this, getQuery(), "query", false)) ||
+      failed(expectHeadLayout(*this, getKey(), "key", true)))
+    return failure();
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+  if (q[1] != k[1] || q[2] % k[3] != 0)
+    return emitOpError("query must be [1, KVH, G * D] for caches "
+                       "[1, KVH, L, D]");
+  if (getLength() < 1 || getLength() > k[2])
+    return emitOpError("length ")
+           << getLength() << " is outside the cache of " << k[2]
+           << " positions";
+  return verifyColors(*this, getColors());
 }
 
 LogicalResult MapOp::verify() {

@@ -16,7 +16,11 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
     program starts, converting it to the result's element type (f32 or
     f16). The host-side view may permute the source's dimensions
     (`permutation`, how ONNX Gemm's transA/transB arrive) and broadcast it
-    to the result shape with numpy's rules, both at no on-chip cost.
+    to the result shape with numpy's rules, both at no on-chip cost. With
+    `padded` it fills the leading part of each dimension instead (a past KV
+    cache placed into the cache of the present length), the rest zero. A
+    `tfm.embed` of a weight by a graph input is placed as the rows the
+    token ids select.
 
     ```mlir
     %d = mesh.distribute %w {permutation = array<i64: 1, 0>}
@@ -24,7 +28,8 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
     ```
   }];
   let arguments = (ins Mesh_HostTensor:$source,
-                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation,
+                       UnitAttr:$padded);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
@@ -149,6 +154,119 @@ def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
                        Mesh_DistTensor:$rhs);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = "$kind $lhs `,` $rhs attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure]> {
+  let summary = "RMS normalisation of the last axis, reduced with an allreduce";
+  let description = [{
+    `x / sqrt(mean(x^2, -1) + epsilon) * weight`. The last dimension of x
+    is split along one grid axis (x: `[*, y:H]` in decode, `[y:H, x:W]` in
+    prefill); the weight `[E]` is split the same way. Every core sums the
+    squares of its part of each row, the sums are combined along that axis
+    with the `allreduce` (as mesh.gemv's; `colors`, `relayed` likewise), and
+    every core scales its part.
+
+    ```mlir
+    %n = mesh.rms_norm %x, %w {epsilon = 1.0e-05 : f64,
+                               allreduce = #mesh.allreduce<ktree, k = 2>}
+        : tensor<1x64xf32, #mesh.layout<[*, y:4]>>,
+          tensor<64xf32, #mesh.layout<[y:4]>> -> tensor<1x64xf32, #mesh.layout<[*, y:4]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$input, Mesh_DistTensor:$weight,
+                       F64Attr:$epsilon, Mesh_AllreduceAttr:$allreduce,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors,
+                       UnitAttr:$relayed);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when the normalised axis is split along x.
+    bool reducesAlongX();
+  }];
+}
+
+def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
+  let summary = "Rotary position embedding, rotate-half, head by head";
+  let description = [{
+    Local: x is `[rows, ..., D]` with the head dimension D whole on every
+    core (heads are split, never D); cos and sin are `[rows, D]` in the
+    layout of x's rows. Each core rotates every head of its tile.
+
+    ```mlir
+    %r = mesh.rope %q, %cos, %sin
+        : tensor<1x2x32xf32, #mesh.layout<[*, x:4, *]>>,
+          tensor<1x16xf32, #mesh.layout<[*, *]>>, tensor<1x16xf32, #mesh.layout<[*, *]>>
+       -> tensor<1x2x32xf32, #mesh.layout<[*, x:4, *]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$input, Mesh_DistTensor:$cos,
+                       Mesh_DistTensor:$sin, I64Attr:$head_dim);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,` type($sin) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
+  let summary = "Writes the new token's key or value into a KV cache";
+  let description = [{
+    `cache` is `[1, KVH, L, D]` with the KV heads split along x and the
+    positions along y (`[*, x:W, y:H, *]`), holding the past in positions
+    [0, position); `new` is `[1, KVH, D]` (`[*, x:W, *]`, replicated along
+    y). The row of cores holding `position` copies the new vector into its
+    slot; the result is the cache (it updates the cache's buffer in place).
+
+    ```mlir
+    %k = mesh.kv_append %past, %new {position = 8 : i64}
+        : tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>,
+          tensor<1x2x16xf32, #mesh.layout<[*, x:4, *]>>
+       -> tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$cache, Mesh_DistTensor:$new_entry,
+                       I64Attr:$position);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $new_entry attr-dict `:` type($cache) `,` type($new_entry) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mesh_AttentionOp : Mesh_Op<"attention", [Pure]> {
+  let summary = "Decode attention of one query over a distributed KV cache";
+  let description = [{
+    The decode plan (paper sections 4.3, 4.4): heads are grouped by KV head
+    (MHA, GQA and MQA alike). q is `[1, KVH, G * D]` (G query heads per KV
+    head) with the KV heads split along x and replicated along y; the
+    caches k and v are `[1, KVH, L, D]` with the KV heads along x and the
+    positions along y. Every core scores its keys against its query heads
+    (positions past `length` are masked), the softmax's max and sum and the
+    weighted values are combined along y with the `allreduce` (`colors`,
+    `relayed` as in mesh.gemv), and the result is q's layout.
+
+    ```mlir
+    %o = mesh.attention %q, %k, %v {scale = 0.25 : f64, length = 9 : i64,
+                                    allreduce = #mesh.allreduce<ktree, k = 2>}
+        : tensor<1x2x32xf32, #mesh.layout<[*, x:4, *]>>,
+          tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>,
+          tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
+       -> tensor<1x2x32xf32, #mesh.layout<[*, x:4, *]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$query, Mesh_DistTensor:$key,
+                       Mesh_DistTensor:$value, F64Attr:$scale,
+                       I64Attr:$length, Mesh_AllreduceAttr:$allreduce,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors,
+                       UnitAttr:$relayed);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -2,6 +2,7 @@
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/Layout.h"
+#include "wafer/Support/ChannelFamilies.h"
 
 #include <numeric>
 
@@ -55,18 +56,31 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
       scratch.push_back({"_a_next", (ring / w) * mt * kt});
     if (h > 1)
       scratch.push_back({"_b_next", (ring / h) * kt * nt});
-  } else if (auto gemv = dyn_cast<mesh::GemvOp>(op)) {
-    bool alongX = gemv.reducesAlongX();
-    int64_t reduced = alongX ? w : h;
-    int64_t nt = ceilDiv(shapeOf(gemv.getRhs())[1], alongX ? h : w);
-    mesh::AllreduceAttr allreduce = gemv.getAllreduce();
-    if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-      if (reduced > 1) {
-        scratch.push_back({"_pass", nt});
-        scratch.push_back({"_pass_next", nt});
+  } else if (std::optional<AllreduceUse> use = getAllreduceUse(op, grid)) {
+    // Working values of the kernels before the allreduces.
+    if (auto norm = dyn_cast<mesh::RmsNormOp>(op))
+      scratch.push_back({"_sumsq", use->messageElements[0]});
+    if (auto attention = dyn_cast<mesh::AttentionOp>(op)) {
+      ArrayRef<int64_t> k = shapeOf(attention.getKey());
+      int64_t heads = use->messageElements[0];
+      scratch.push_back({"_scores", heads * ceilDiv(k[2], h)});
+      scratch.push_back({"_max", heads});
+      scratch.push_back({"_sum", heads});
+    }
+    // What each allreduce receives into, per message size.
+    int64_t reduced = use->alongX ? w : h;
+    bool ring =
+        use->allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring;
+    bool tree = !ring &&
+                !rt::ktreeLevels(reduced, use->allreduce.getTreeK()).empty();
+    for (auto [i, elements] : llvm::enumerate(use->messageElements)) {
+      std::string index = i ? std::to_string(i) : "";
+      if (ring && reduced > 1) {
+        scratch.push_back({"_pass" + index, elements});
+        scratch.push_back({"_pass_next" + index, elements});
+      } else if (tree) {
+        scratch.push_back({"_partial" + index, elements});
       }
-    } else if (!rt::ktreeLevels(reduced, allreduce.getTreeK()).empty()) {
-      scratch.push_back({"_partial", nt});
     }
   }
   return scratch;

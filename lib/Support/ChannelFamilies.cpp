@@ -1,6 +1,8 @@
 //===- ChannelFamilies.cpp - Message paths of mesh ops --------------------===//
 #include "wafer/Support/ChannelFamilies.h"
 
+#include "wafer/Support/BufferPlan.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 using namespace wafer;
@@ -33,11 +35,10 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
                                   rt::ringShiftPaths(w, interleave)));
     families.push_back(makeFamily("ring_y", rt::Axis::Y,
                                   rt::ringShiftPaths(h, interleave)));
-  } else if (auto gemv = mlir::dyn_cast<mesh::GemvOp>(op)) {
-    // The reduction runs along columns (y), or along rows (x) for the
-    // transposed orientation.
-    mesh::AllreduceAttr allreduce = gemv.getAllreduce();
-    bool alongX = gemv.reducesAlongX();
+  } else if (std::optional<AllreduceUse> use = getAllreduceUse(op, grid)) {
+    // The reduction runs along columns (y), or along rows (x).
+    mesh::AllreduceAttr allreduce = use->allreduce;
+    bool alongX = use->alongX;
     rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
     int64_t n = alongX ? w : h;
     std::string axisName = alongX ? "x" : "y";
@@ -46,7 +47,7 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
                                     rt::ringShiftPaths(n, interleave)));
       return families;
     }
-    if (gemv.getRelayed()) {
+    if (use->relayed) {
       // Every message moves one ring position at a time, so all levels
       // share the hops towards position 0 and the broadcast the hops away.
       families.push_back(makeFamily("hop_in_" + axisName, axis,
@@ -85,4 +86,36 @@ void wafer::addColorsPerIndex(
       if (!llvm::is_contained(perIndex[i], baseColor + color))
         perIndex[i].push_back(baseColor + color);
   }
+}
+
+std::optional<AllreduceUse> wafer::getAllreduceUse(mlir::Operation *op,
+                                                   mesh::GridAttr grid) {
+  AllreduceUse use;
+  use.relayed = op->hasAttr("relayed");
+  if (auto gemv = mlir::dyn_cast<mesh::GemvOp>(op)) {
+    use.alongX = gemv.reducesAlongX();
+    use.allreduce = gemv.getAllreduce();
+    use.messageElements = {localElements(gemv.getResult(), grid)};
+  } else if (auto norm = mlir::dyn_cast<mesh::RmsNormOp>(op)) {
+    use.alongX = norm.reducesAlongX();
+    use.allreduce = norm.getAllreduce();
+    // One sum of squares per local row.
+    int64_t perRow =
+        mlir::cast<mlir::RankedTensorType>(norm.getWeight().getType())
+            .getShape()[0];
+    int64_t extent = use.alongX ? grid.getWidth() : grid.getHeight();
+    use.messageElements = {localElements(norm.getInput(), grid) /
+                           ((perRow + extent - 1) / extent)};
+  } else if (auto attention = mlir::dyn_cast<mesh::AttentionOp>(op)) {
+    use.alongX = false;
+    use.allreduce = attention.getAllreduce();
+    // The softmax's max and sum per query head, then the weighted values.
+    auto key = mlir::cast<mlir::RankedTensorType>(attention.getKey().getType());
+    int64_t out = localElements(attention.getQuery(), grid);
+    int64_t heads = out / key.getShape()[3];
+    use.messageElements = {heads, heads, out};
+  } else {
+    return std::nullopt;
+  }
+  return use;
 }

@@ -68,13 +68,22 @@ public:
                                 input.getSourceShape().end());
       if (auto perm = input.getPermutation())
         tensor.permutation.assign(perm->begin(), perm->end());
+      tensor.padded = input.getPadded();
       if (auto file = input.getWeightFile()) {
         llvm::Expected<WeightData> weight = weights.load(*file, input.getName());
         if (!weight)
           return weight.takeError();
-        if (weight->shape != tensor.sourceShape)
+        bool matches =
+            input.getGatherIds()
+                ? !weight->shape.empty() && !tensor.sourceShape.empty() &&
+                      weight->shape.back() == tensor.sourceShape.back()
+                : elementCount(weight->shape) ==
+                      elementCount(tensor.sourceShape);
+        if (!matches)
           return fail(*file + ": initializer '" + input.getName() +
                       "' changed shape since import");
+        if (auto ids = input.getGatherIds())
+          tensor.gatherIds = ids->str();
         tensor.data = std::move(weight->values);
       } else if (auto value = input.getValue()) {
         for (APFloat v : cast<DenseElementsAttr>(*value).getValues<APFloat>())
@@ -82,13 +91,25 @@ public:
       }
       result.inputs.push_back(std::move(tensor));
     }
-    for (auto output : body.getOps<core::OutputOp>())
+    for (auto output : body.getOps<core::OutputOp>()) {
       result.outputs.push_back(
           hostTensor(output.getBuffer(), output.getName(), output.getType()));
+      if (auto shape = output.getResultShape())
+        result.outputs.back().sourceShape.assign(shape->begin(), shape->end());
+    }
     return result;
   }
 
 private:
+  /// Weights may be placed under another shape of the same elements (a
+  /// projection's output dimension split into heads).
+  static int64_t elementCount(ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+
   rt::HostTensor hostTensor(StringRef buffer, StringRef name, Type type) {
     auto tensor = cast<RankedTensorType>(type);
     rt::HostTensor host;
@@ -118,10 +139,31 @@ private:
             instr.m = 1, instr.k = op.getK(), instr.n = op.getN();
           })
           .Case<core::ElementwiseOp>([&](auto op) {
-            instr.op = op.getKind() == core::ElementwiseKind::add
-                           ? rt::Opcode::Add
-                           : rt::Opcode::Mul;
+            switch (op.getKind()) {
+            case core::ElementwiseKind::add:
+              instr.op = rt::Opcode::Add;
+              break;
+            case core::ElementwiseKind::mul:
+              instr.op = rt::Opcode::Mul;
+              break;
+            case core::ElementwiseKind::max:
+              instr.op = rt::Opcode::Max;
+              break;
+            case core::ElementwiseKind::swiglu:
+              instr.op = rt::Opcode::Swiglu;
+              break;
+            }
             buf(op.getOut()), buf(op.getA()), buf(op.getB());
+          })
+          .Case<core::RowsOp>([&](auto op) {
+            std::tie(instr.op, instr.k) = op.toRuntime();
+            for (Attribute ref : op.getBuffers())
+              buf(cast<FlatSymbolRefAttr>(ref).getValue());
+            instr.m = op.getM(), instr.n = op.getN();
+            instr.groups = op.getGroups();
+            instr.scalar = op.getScalar().convertToDouble();
+            if (op.getValid())
+              instr.expr = op.getValid()->str();
           })
           .Case<core::ZeroOp>([&](auto op) {
             instr.op = rt::Opcode::Zero;

@@ -13,71 +13,74 @@ LogicalResult ProgramLowering::lower(mesh::GemvOp op) {
        y = bufferFor(op.getResult());
   if (failed(channels) || failed(x) || failed(m) || failed(y))
     return failure();
-  ArrayRef<int64_t> mShape =
-      cast<RankedTensorType>(op.getRhs().getType()).getShape();
-  // The reduction runs along columns (ly, H), or along rows for the
-  // transposed orientation (lx, W).
-  bool alongX = op.reducesAlongX();
-  std::string pos = alongX ? "lx" : "ly", extent = alongX ? "W" : "H";
-  int64_t reduced = alongX ? w : h;
-  int64_t kt = ceilDiv(mShape[0], reduced),
-          nt = ceilDiv(mShape[1], alongX ? h : w);
-  mesh::AllreduceAttr allreduce = op.getAllreduce();
+  // Local tiles are row-major [K..., N...]: kt x nt.
+  int64_t kt = localElements(op.getLhs(), grid),
+          nt = localElements(op.getResult(), grid);
   std::string tag = "gemv" + std::to_string(opsInfo.size());
-  std::string algorithm =
-      mesh::stringifyAllreduceAlgorithm(allreduce.getAlgorithm()).str();
-  if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
-    algorithm += std::to_string(allreduce.getK());
   auto scratch = scratchFor(op, tag);
   if (failed(scratch))
     return failure();
   instructions.create<core::ZeroOp>(loc, *y);
   instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
-  if (allreduce.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
-    if (reduced > 1)
-      ringAllreduce(loc, *y, (*channels)[0], scratch->lookup("_pass"),
-                    scratch->lookup("_pass_next"), reduced);
-    instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
-    return success();
-  }
-  std::vector<rt::KTreeLevel> levels =
-      rt::ktreeLevels(reduced, allreduce.getTreeK());
-  if (!levels.empty() && op.getRelayed()) {
-    relayedTree(loc, levels, pos, reduced, *y, scratch->lookup("_partial"),
-                (*channels)[0], (*channels)[1]);
-    instructions.create<core::MarkOp>(
-        loc, recordOp(op, "gemv", algorithm + "-relayed"));
-    return success();
-  }
-  if (!levels.empty()) {
-    FlatSymbolRefAttr partial = scratch->lookup("_partial");
-    for (auto [i, level] : llvm::enumerate(levels)) {
-      FlatSymbolRefAttr channel = (*channels)[i];
-      std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
-      std::string position = llvm::formatv("({0} / {1}) % {2}", pos,
-                                           level.stride, level.groupSize);
-      // A chain towards the group's first member: receive from the next
-      // member, add, pass on to the previous one.
-      when(loc,
-           llvm::formatv("{0} && {1} + 1 < {2} && {3} + {4} < {5}", member,
-                         position, level.groupSize, pos, level.stride, extent),
-           [&] {
-             instructions.create<core::RecvOp>(loc, partial, channel);
-             instructions.create<core::ElementwiseOp>(
-                 loc, elementwiseKind(core::ElementwiseKind::add), *y, *y,
-                 partial);
-           });
-      when(loc, llvm::formatv("{0} && {1} > 0", member, position),
-           [&] { instructions.create<core::SendOp>(loc, *y, channel); });
-    }
-    FlatSymbolRefAttr broadcast = channels->back();
-    when(loc, pos + " == 0",
-         [&] { instructions.create<core::SendOp>(loc, *y, broadcast); });
-    when(loc, pos + " != 0",
-         [&] { instructions.create<core::RecvOp>(loc, *y, broadcast); });
-  }
+  std::string algorithm =
+      allreduce(loc, op, *channels, *scratch, *y, 0, core::ElementwiseKind::add);
   instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
   return success();
+}
+
+std::string ProgramLowering::allreduce(
+    Location loc, Operation *op, ArrayRef<FlatSymbolRefAttr> channels,
+    const llvm::StringMap<FlatSymbolRefAttr> &scratch, FlatSymbolRefAttr sum,
+    unsigned message, core::ElementwiseKind combine) {
+  AllreduceUse use = *getAllreduceUse(op, grid);
+  mesh::AllreduceAttr attr = use.allreduce;
+  // The reduction runs along columns (ly, H), or along rows (lx, W).
+  std::string pos = use.alongX ? "lx" : "ly", extent = use.alongX ? "W" : "H";
+  int64_t reduced = use.alongX ? w : h;
+  std::string index = message ? std::to_string(message) : "";
+  std::string algorithm =
+      mesh::stringifyAllreduceAlgorithm(attr.getAlgorithm()).str();
+  if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
+    algorithm += std::to_string(attr.getK());
+  if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
+    if (reduced > 1)
+      ringAllreduce(loc, sum, channels[0], scratch.lookup("_pass" + index),
+                    scratch.lookup("_pass_next" + index), reduced, combine);
+    return algorithm;
+  }
+  std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(reduced, attr.getTreeK());
+  if (levels.empty())
+    return algorithm;
+  FlatSymbolRefAttr partial = scratch.lookup("_partial" + index);
+  if (use.relayed) {
+    relayedTree(loc, levels, pos, reduced, sum, partial, channels[0],
+                channels[1], combine);
+    return algorithm + "-relayed";
+  }
+  for (auto [i, level] : llvm::enumerate(levels)) {
+    FlatSymbolRefAttr channel = channels[i];
+    std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
+    std::string position =
+        llvm::formatv("({0} / {1}) % {2}", pos, level.stride, level.groupSize);
+    // A chain towards the group's first member: receive from the next
+    // member, combine, pass on to the previous one.
+    when(loc,
+         llvm::formatv("{0} && {1} + 1 < {2} && {3} + {4} < {5}", member,
+                       position, level.groupSize, pos, level.stride, extent),
+         [&] {
+           instructions.create<core::RecvOp>(loc, partial, channel);
+           instructions.create<core::ElementwiseOp>(
+               loc, elementwiseKind(combine), sum, sum, partial);
+         });
+    when(loc, llvm::formatv("{0} && {1} > 0", member, position),
+         [&] { instructions.create<core::SendOp>(loc, sum, channel); });
+  }
+  FlatSymbolRefAttr broadcast = channels.back();
+  when(loc, pos + " == 0",
+       [&] { instructions.create<core::SendOp>(loc, sum, broadcast); });
+  when(loc, pos + " != 0",
+       [&] { instructions.create<core::RecvOp>(loc, sum, broadcast); });
+  return algorithm;
 }
 
 /// The K-tree (or pipeline) over `n` ring positions with every message
@@ -89,7 +92,8 @@ void ProgramLowering::relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
                                   FlatSymbolRefAttr sum,
                                   FlatSymbolRefAttr partial,
                                   FlatSymbolRefAttr hopIn,
-                                  FlatSymbolRefAttr hopOut) {
+                                  FlatSymbolRefAttr hopOut,
+                                  core::ElementwiseKind combine) {
   for (const rt::KTreeLevel &level : levels) {
     int64_t s = level.stride, g = level.groupSize;
     std::string member = llvm::formatv("{0} % {1} == 0", pos, s);
@@ -100,8 +104,7 @@ void ProgramLowering::relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
          [&] {
            instructions.create<core::RecvOp>(loc, partial, hopIn);
            instructions.create<core::ElementwiseOp>(
-               loc, elementwiseKind(core::ElementwiseKind::add), sum, sum,
-               partial);
+               loc, elementwiseKind(combine), sum, sum, partial);
          });
     when(loc, llvm::formatv("{0} && {1} > 0", member, position),
          [&] { instructions.create<core::SendOp>(loc, sum, hopIn); });
@@ -132,16 +135,18 @@ void ProgramLowering::relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
 void ProgramLowering::ringAllreduce(Location loc, FlatSymbolRefAttr sum,
                                     FlatSymbolRefAttr ring,
                                     FlatSymbolRefAttr passing,
-                                    FlatSymbolRefAttr next, int64_t ringSize) {
-  instructions.create<core::ZeroOp>(loc, passing);
-  instructions.create<core::ElementwiseOp>(
-      loc, elementwiseKind(core::ElementwiseKind::add), passing, passing, sum);
+                                    FlatSymbolRefAttr next, int64_t ringSize,
+                                    core::ElementwiseKind combine) {
+  // passing = sum, as a whole-buffer copy.
+  instructions.create<core::CopyOp>(loc, passing, builder.getStringAttr("0"),
+                                    sum, builder.getStringAttr("0"),
+                                    i64(localSize(sum)));
   repeat(loc, std::to_string(ringSize - 1), [&] {
     instructions.create<core::SendOp>(loc, passing, ring);
     instructions.create<core::RecvOp>(loc, next, ring);
     instructions.create<core::SwapOp>(loc, passing, next);
-    instructions.create<core::ElementwiseOp>(
-        loc, elementwiseKind(core::ElementwiseKind::add), sum, sum, passing);
+    instructions.create<core::ElementwiseOp>(loc, elementwiseKind(combine),
+                                             sum, sum, passing);
   });
 }
 

@@ -71,9 +71,12 @@ public:
               .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
               .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
               .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
-              .Case<mesh::MapOp>([&](auto op) { return lower(op); })
+              .Case<mesh::MapOp, mesh::RmsNormOp, mesh::RopeOp,
+                    mesh::KvAppendOp, mesh::AttentionOp>(
+                  [&](auto op) { return lower(op); })
               .Case<func::ReturnOp>([&](auto op) { return lower(op); })
-              .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp>(
+              .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp,
+                    tfm::ReshapeOp, tfm::EmbedOp, tfm::TransposeOp>(
                   [&](auto) { return success(); })
               .Default([&](Operation *op) {
                 return op->emitError("convert-mesh-to-core: cannot lower '")
@@ -104,6 +107,7 @@ private:
              << target.getSramBytes() << " bytes per core";
     declarations.create<core::BufferOp>(loc, name, elements, elementType,
                                         nextOffset);
+    bufferSizes[name] = elements;
     nextOffset += bytes;
     return FlatSymbolRefAttr::get(declarations.getContext(), name);
   }
@@ -252,24 +256,40 @@ private:
     auto buffer = bufferFor(op.getResult());
     if (failed(buffer))
       return failure();
-    auto sourceType = cast<RankedTensorType>(op.getSource().getType());
+    // Host-side reshapes only rename the row-major source's shape.
+    Value source = op.getSource();
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    while (auto reshape = source.getDefiningOp<tfm::ReshapeOp>())
+      source = reshape.getInput();
     auto input = bindings.create<core::InputOp>(
         op.getLoc(), *buffer, bindings.getStringAttr(""),
         TypeAttr::get(op.getResult().getType()),
         bindings.getDenseI64ArrayAttr(sourceType.getShape()),
-        op.getPermutationAttr(), nullptr, nullptr);
-    Value source = op.getSource();
-    if (auto arg = dyn_cast<BlockArgument>(source)) {
+        op.getPermutationAttr(), nullptr, nullptr, nullptr,
+        op.getPaddedAttr());
+    auto argumentName = [&](BlockArgument arg) {
       auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                      "tfm.name");
-      input.setName(name ? name.getValue()
-                         : StringRef("input" + std::to_string(arg.getArgNumber())));
+      return name ? name.str() : "input" + std::to_string(arg.getArgNumber());
+    };
+    if (auto arg = dyn_cast<BlockArgument>(source)) {
+      input.setName(argumentName(arg));
     } else if (auto weight = source.getDefiningOp<tfm::WeightOp>()) {
       input.setName(weight.getName());
       input.setWeightFileAttr(weight.getSourceAttr());
     } else if (auto constant = source.getDefiningOp<tfm::ConstantOp>()) {
       input.setName("constant");
-      input.setValueAttr(cast<ElementsAttr>(constant.getValue()));
+      input.setValueAttr(
+          cast<DenseElementsAttr>(constant.getValue()).reshape(sourceType));
+    } else if (auto embed = source.getDefiningOp<tfm::EmbedOp>()) {
+      auto table = embed.getTable().getDefiningOp<tfm::WeightOp>();
+      auto ids = dyn_cast<BlockArgument>(embed.getIds());
+      if (!table || !ids)
+        return op.emitError("convert-mesh-to-core: an embedding is placed "
+                            "only from a weight table and a graph input");
+      input.setName(table.getName());
+      input.setWeightFileAttr(table.getSourceAttr());
+      input.setGatherIds(argumentName(ids));
     } else {
       return op.emitError("convert-mesh-to-core: cannot place this host value");
     }
@@ -310,6 +330,21 @@ private:
 
   LogicalResult lower(mesh::GemvOp op);
 
+  /// Combines `sum` (message number `message` of the op's AllreduceUse)
+  /// over the op's reduction axis with its allreduce, so every core of the
+  /// axis ends with the combination; returns the algorithm's name for the
+  /// statistics.
+  std::string allreduce(Location loc, Operation *op,
+                        ArrayRef<FlatSymbolRefAttr> channels,
+                        const llvm::StringMap<FlatSymbolRefAttr> &scratch,
+                        FlatSymbolRefAttr sum, unsigned message,
+                        core::ElementwiseKind combine);
+
+  /// Elements of a declared buffer.
+  int64_t localSize(FlatSymbolRefAttr buffer) {
+    return bufferSizes.lookup(buffer.getValue());
+  }
+
 
   /// The K-tree (or pipeline) over `n` ring positions with every message
   /// moved one position at a time: a member's send to the member `stride`
@@ -318,7 +353,7 @@ private:
   void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
                    const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
                    FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,
-                   FlatSymbolRefAttr hopOut);
+                   FlatSymbolRefAttr hopOut, core::ElementwiseKind combine);
 
 
   /// Ring allreduce of a ring's partial sums in `sum`: ringSize - 1 steps in
@@ -326,16 +361,30 @@ private:
   /// to the previous ring position and adds the one arriving from the next.
   void ringAllreduce(Location loc, FlatSymbolRefAttr sum,
                      FlatSymbolRefAttr ring, FlatSymbolRefAttr passing,
-                     FlatSymbolRefAttr next, int64_t ringSize);
+                     FlatSymbolRefAttr next, int64_t ringSize,
+                     core::ElementwiseKind combine);
 
+
+  LogicalResult lower(mesh::RmsNormOp op);
+  LogicalResult lower(mesh::RopeOp op);
+  LogicalResult lower(mesh::KvAppendOp op);
+  LogicalResult lower(mesh::AttentionOp op);
+
+  /// A core.rows instruction (see its description for the sizes).
+  core::RowsOp rows(Location loc, core::RowKernel kernel,
+                    ArrayRef<FlatSymbolRefAttr> operands, int64_t m,
+                    int64_t n, int64_t k = 0, int64_t groups = 1);
 
   LogicalResult lower(mesh::MapOp op) {
     auto lhs = bufferFor(op.getLhs()), rhs = bufferFor(op.getRhs()),
          out = bufferFor(op.getResult());
     if (failed(lhs) || failed(rhs) || failed(out))
       return failure();
-    auto kind = op.getKind() == mesh::MapKind::add ? core::ElementwiseKind::add
-                                                   : core::ElementwiseKind::mul;
+    core::ElementwiseKind kind = core::ElementwiseKind::add;
+    if (op.getKind() == mesh::MapKind::mul)
+      kind = core::ElementwiseKind::mul;
+    else if (op.getKind() == mesh::MapKind::swiglu)
+      kind = core::ElementwiseKind::swiglu;
     instructions.create<core::ElementwiseOp>(
         op.getLoc(), elementwiseKind(kind), *out, *lhs, *rhs);
     instructions.create<core::MarkOp>(
@@ -357,9 +406,14 @@ private:
       auto buffer = bufferFor(collect.getSource());
       if (failed(buffer))
         return failure();
-      bindings.create<core::OutputOp>(op.getLoc(), *buffer,
-                                      bindings.getStringAttr(name),
-                                      TypeAttr::get(collect.getSource().getType()));
+      auto sourceType = cast<RankedTensorType>(collect.getSource().getType());
+      ArrayRef<int64_t> shape = collect.getResult().getType().getShape();
+      bindings.create<core::OutputOp>(
+          op.getLoc(), *buffer, bindings.getStringAttr(name),
+          TypeAttr::get(sourceType),
+          shape == sourceType.getShape()
+              ? nullptr
+              : bindings.getDenseI64ArrayAttr(shape));
     }
     return success();
   }
@@ -377,6 +431,7 @@ private:
   OpBuilder bindings{module.getContext()};
   DenseMap<Value, FlatSymbolRefAttr> buffers;
   llvm::StringMap<FlatSymbolRefAttr> channels;
+  llvm::StringMap<int64_t> bufferSizes;
   SmallVector<Attribute> opsInfo;
   int64_t nextOffset = 0;
 };

@@ -25,10 +25,17 @@ busiestIndex(const std::vector<SmallVector<int32_t>> &perIndex) {
 }
 
 /// Trees that can send hop by hop when their colors do not fit.
-static bool canRelay(Operation *op) {
-  auto gemv = dyn_cast<mesh::GemvOp>(op);
-  return gemv && gemv.getAllreduce().getAlgorithm() !=
-                     mesh::AllreduceAlgorithm::ring;
+static bool canRelay(Operation *op, mesh::GridAttr grid) {
+  std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
+  return use &&
+         use->allreduce.getAlgorithm() != mesh::AllreduceAlgorithm::ring;
+}
+
+static void setRelayed(Operation *op, bool relayed) {
+  if (relayed)
+    op->setAttr("relayed", UnitAttr::get(op->getContext()));
+  else
+    op->removeAttr("relayed");
 }
 
 /// Colors for every communicating op of a module, in program order.
@@ -50,21 +57,21 @@ public:
     Snapshot saved = snapshot();
     SmallVector<int32_t> colors;
     Overflow result = assign(op, colors);
-    auto gemv = dyn_cast<mesh::GemvOp>(op);
-    if (result.needed > budget && canRelay(op) && !gemv.getRelayed()) {
+    if (result.needed > budget && canRelay(op, grid) &&
+        !op->hasAttr("relayed")) {
       // Relaying pays off only if it needs fewer colors (under INTERLEAVE
       // its hops take three per direction, more than a small tree).
       Snapshot plain = snapshot();
       SmallVector<int32_t> plainColors = colors;
       restore(saved);
-      gemv.setRelayed(true);
+      setRelayed(op, true);
       Overflow relayed = assign(op, colors);
       if (relayed.needed < result.needed) {
         result = relayed;
       } else {
         restore(plain);
         colors = plainColors;
-        gemv.setRelayed(false);
+        setRelayed(op, false);
       }
     }
     if (result.needed > budget)
@@ -137,7 +144,7 @@ struct MeshAllocateRoutesPass
     }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<mesh::GemmOp, mesh::GemvOp>(op))
+      if (isa<mesh::GemmOp>(op) || getAllreduceUse(op, grid))
         ops.push_back(op);
     });
     auto run = [&]() -> std::optional<ColorAllocator::Overflow> {
@@ -150,10 +157,11 @@ struct MeshAllocateRoutesPass
     // Relaying one tree at a time can leave earlier trees holding the
     // colors a later one needs; then every tree is relayed, once.
     std::optional<ColorAllocator::Overflow> overflow = run();
-    if (overflow && llvm::any_of(ops, canRelay)) {
+    auto relayable = [&](Operation *op) { return canRelay(op, grid); };
+    if (overflow && llvm::any_of(ops, relayable)) {
       for (Operation *op : ops)
-        if (canRelay(op))
-          cast<mesh::GemvOp>(op).setRelayed(true);
+        if (relayable(op))
+          setRelayed(op, true);
       std::optional<ColorAllocator::Overflow> allRelayed = run();
       if (!allRelayed)
         return;

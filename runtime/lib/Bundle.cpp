@@ -1,6 +1,7 @@
 //===- Bundle.cpp - Program bundle file (FlatBuffers) ---------------------===//
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
+#include "wafer/Runtime/RowKernels.h"
 #include "wafer/Runtime/bundle_generated.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -49,6 +50,24 @@ StringRef opcodeName(Opcode op) {
     return "mark";
   case Opcode::Copy:
     return "copy";
+  case Opcode::Max:
+    return "max";
+  case Opcode::Swiglu:
+    return "swiglu";
+  case Opcode::Reduce:
+    return "reduce";
+  case Opcode::RmsScale:
+    return "rms_scale";
+  case Opcode::Rope:
+    return "rope";
+  case Opcode::AttnScores:
+    return "attn_scores";
+  case Opcode::SoftmaxExp:
+    return "softmax_exp";
+  case Opcode::AttnValues:
+    return "attn_values";
+  case Opcode::DivRows:
+    return "div_rows";
   }
   return "unknown";
 }
@@ -125,7 +144,8 @@ private:
                                     b.CreateVector(in.bufs), in.channel,
                                     in.channel2, in.m, in.k, in.n,
                                     b.CreateString(in.expr), in.mark, body,
-                                    b.CreateString(in.expr2)));
+                                    b.CreateString(in.expr2), in.groups,
+                                    in.scalar));
     }
     return b.CreateVector(out);
   }
@@ -141,7 +161,7 @@ private:
           b, b.CreateString(t.name), b.CreateVector(t.shape),
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
-          b.CreateVector(t.data)));
+          b.CreateVector(t.data), b.CreateString(t.gatherIds), t.padded));
     }
     return b.CreateVector(out);
   }
@@ -246,7 +266,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::Copy))
+      if (uint8_t(in->op()) > uint8_t(Opcode::DivRows))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());
@@ -259,6 +279,8 @@ private:
       i.expr = str(in->expr());
       i.expr2 = str(in->expr2());
       i.mark = in->mark();
+      i.groups = in->groups();
+      i.scalar = in->scalar();
       if (Error e = instrs(in->body(), i.body))
         return e;
       out.push_back(std::move(i));
@@ -287,6 +309,8 @@ private:
       t.sourceShape = vec(in->source_shape());
       t.permutation = vec(in->permutation());
       t.data = vec(in->data());
+      t.gatherIds = str(in->gather_ids());
+      t.padded = in->padded();
       out.push_back(std::move(t));
     }
     return Error::success();
@@ -490,10 +514,21 @@ private:
       case Opcode::GemvTile:
       case Opcode::Add:
       case Opcode::Mul:
+      case Opcode::Max:
+      case Opcode::Swiglu:
+      case Opcode::AttnScores:
+      case Opcode::AttnValues:
         wantBufs = 3;
+        break;
+      case Opcode::RmsScale:
+      case Opcode::Rope:
+        wantBufs = 4;
         break;
       case Opcode::Swap:
       case Opcode::Copy:
+      case Opcode::Reduce:
+      case Opcode::SoftmaxExp:
+      case Opcode::DivRows:
         wantBufs = 2;
         break;
       case Opcode::Repeat:
@@ -525,8 +560,20 @@ private:
           return fail("the accumulator must not alias an operand");
         break;
       }
+      case Opcode::Reduce:
+      case Opcode::RmsScale:
+      case Opcode::Rope:
+      case Opcode::AttnScores:
+      case Opcode::SoftmaxExp:
+      case Opcode::AttnValues:
+      case Opcode::DivRows:
+        if (Error e = checkRowKernel(in))
+          return fail(toString(std::move(e)));
+        break;
       case Opcode::Add:
       case Opcode::Mul:
+      case Opcode::Max:
+      case Opcode::Swiglu:
         if (elems(in.bufs[1]) < elems(in.bufs[0]) ||
             elems(in.bufs[2]) < elems(in.bufs[0]))
           return fail("operands are smaller than the output");
@@ -560,6 +607,25 @@ private:
         break;
       }
     }
+    return Error::success();
+  }
+
+  /// The sizes of a row instruction against its buffers.
+  Error checkRowKernel(const Instr &in) {
+    Expected<std::vector<int64_t>> extents =
+        kernels::rowKernelExtents(in.op, in.m, in.groups, in.k, in.n);
+    if (!extents)
+      return extents.takeError();
+    for (auto [buf, need] : llvm::zip(in.bufs, *extents))
+      if (need > elems(buf))
+        return err(formatv("needs {0} elements of buffer '{1}', which has {2}",
+                           need, p.buffers[buf].name, elems(buf)));
+    if (in.op == Opcode::AttnScores)
+      if (Expected<Expr> e = Expr::parse(in.expr); !e)
+        return e.takeError();
+    if ((in.op == Opcode::AttnScores || in.op == Opcode::AttnValues) &&
+        (in.bufs[0] == in.bufs[1] || in.bufs[0] == in.bufs[2]))
+      return err("the output must not alias an operand");
     return Error::success();
   }
 
@@ -601,8 +667,19 @@ private:
       return fail(formatv("needs {0} elements per core, buffer '{1}' has {2}",
                           need, p.buffers[t.buffer].name,
                           p.buffers[t.buffer].elements));
-    if (!isInput)
+    if (!isInput) {
+      int64_t elements = 1, returned = 1;
+      for (int64_t d : t.shape)
+        elements *= d;
+      for (int64_t d : t.sourceShape)
+        if (d < 0 || !fits(returned, d, kMaxSize))
+          return fail("returned shape too large");
+        else
+          returned *= d;
+      if (!t.sourceShape.empty() && returned != elements)
+        return fail("returned shape does not hold the tensor's elements");
       return Error::success();
+    }
 
     size_t srcRank = t.sourceShape.size();
     if (!t.permutation.empty()) {
@@ -618,12 +695,23 @@ private:
     if (srcRank > t.shape.size())
       return fail("source has more dimensions than the placed tensor");
     size_t lead = t.shape.size() - srcRank;
+    if (t.padded && lead != 0)
+      return fail("a padded source needs the placed tensor's rank");
     int64_t count = 1;
     for (size_t j = 0; j < srcRank; ++j) {
       int64_t dim = t.sourceShape[t.permutation.empty() ? j : t.permutation[j]];
-      if (dim < 0 || (dim != 1 && dim != t.shape[lead + j]))
-        return fail("source does not broadcast to the placed shape");
+      if (t.padded ? dim < 0 || dim > t.shape[j]
+                   : dim < 0 || (dim != 1 && dim != t.shape[lead + j]))
+        return fail(t.padded ? "source is larger than the placed shape"
+                             : "source does not broadcast to the placed shape");
       count *= t.sourceShape[j];
+    }
+    if (!t.gatherIds.empty()) {
+      // data is the table; sourceShape the gathered rows.
+      if (srcRank == 0 || t.data.empty() || t.sourceShape.back() <= 0 ||
+          t.data.size() % size_t(t.sourceShape.back()) != 0)
+        return fail("embedding table does not match the row size");
+      return Error::success();
     }
     if (!t.data.empty() && int64_t(t.data.size()) != count)
       return fail(formatv("embedded data has {0} values, the source shape "
@@ -812,6 +900,20 @@ private:
       case Opcode::Copy:
         os << " slot size " << in.n << " to '" << in.expr << "' from '"
            << in.expr2 << "'";
+        break;
+      case Opcode::Reduce:
+      case Opcode::RmsScale:
+      case Opcode::Rope:
+      case Opcode::AttnScores:
+      case Opcode::SoftmaxExp:
+      case Opcode::AttnValues:
+      case Opcode::DivRows:
+        os << " m " << in.m << " groups " << in.groups << " k " << in.k
+           << " n " << in.n;
+        if (in.scalar != 0)
+          os << " scalar " << in.scalar;
+        if (!in.expr.empty())
+          os << " '" << in.expr << "'";
         break;
       default:
         break;

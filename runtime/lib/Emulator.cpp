@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Emulator.h"
+#include "wafer/Runtime/RowKernels.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Fabric.h"
@@ -75,6 +76,15 @@ enum class Step : uint8_t {
   Send,
   Recv,
   Copy,
+  Max,
+  Swiglu,
+  Reduce,
+  RmsScale,
+  Rope,
+  AttnScores,
+  SoftmaxExp,
+  AttnValues,
+  DivRows,
   LoopBegin,
   LoopEnd,
   Branch,
@@ -85,9 +95,11 @@ enum class Step : uint8_t {
 /// becomes LoopBegin .. LoopEnd and When becomes Branch, with jumps.
 struct Op {
   Step kind = Step::Zero;
-  int32_t out = -1, in1 = -1, in2 = -1; // buffer indices
+  Opcode opcode = Opcode::Zero;
+  int32_t out = -1, in1 = -1, in2 = -1, in3 = -1; // buffer indices
   int32_t channel = -1;
-  int64_t m = 0, k = 0, n = 0;
+  int64_t m = 0, k = 0, n = 0, groups = 1;
+  double scalar = 0;
   int32_t expr = -1, expr2 = -1;
   /// LoopBegin / Branch: pc past the body; LoopEnd: pc of its LoopBegin.
   uint32_t jump = 0;
@@ -102,10 +114,14 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
     op.out = buf(0);
     op.in1 = buf(1);
     op.in2 = buf(2);
+    op.in3 = buf(3);
     op.channel = in.channel;
     op.m = in.m;
     op.k = in.k;
     op.n = in.n;
+    op.groups = in.groups;
+    op.scalar = in.scalar;
+    op.opcode = in.op;
     op.mark = in.mark;
     switch (in.op) {
     case Opcode::GemmTile:
@@ -137,6 +153,36 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
       break;
     case Opcode::Mark:
       op.kind = Step::Mark;
+      break;
+    case Opcode::Max:
+      op.kind = Step::Max;
+      break;
+    case Opcode::Swiglu:
+      op.kind = Step::Swiglu;
+      break;
+    case Opcode::Reduce:
+      op.kind = Step::Reduce;
+      break;
+    case Opcode::RmsScale:
+      op.kind = Step::RmsScale;
+      break;
+    case Opcode::Rope:
+      op.kind = Step::Rope;
+      break;
+    case Opcode::AttnScores:
+      // validateProgram has parsed the expression already.
+      op.kind = Step::AttnScores;
+      op.expr = int32_t(exprs.size());
+      exprs.push_back(cantFail(Expr::parse(in.expr)));
+      break;
+    case Opcode::SoftmaxExp:
+      op.kind = Step::SoftmaxExp;
+      break;
+    case Opcode::AttnValues:
+      op.kind = Step::AttnValues;
+      break;
+    case Opcode::DivRows:
+      op.kind = Step::DivRows;
       break;
     case Opcode::Copy:
       // validateProgram has parsed both expressions already.
@@ -273,6 +319,23 @@ private:
                                                       : t.macsPerCycleF32;
     return int64_t(std::ceil(double(work) / rate));
   }
+  /// Runs a row instruction on core `id`; returns its work.
+  int64_t rowKernel(int32_t id, const Op &op, int64_t valid) {
+    kernels::RowArgs args;
+    args.out = storage(id, op.out);
+    auto operand = [&](int32_t buf) -> const float * {
+      return buf < 0 ? nullptr : storage(id, buf);
+    };
+    args.a = operand(op.in1);
+    args.b = operand(op.in2);
+    args.c = operand(op.in3);
+    args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
+    args.scalar = op.scalar;
+    args.valid = valid;
+    kernels::RowResult result = kernels::rowKernel(op.opcode, args);
+    roundIfHalf(op.out, args.out, result.written);
+    return result.work;
+  }
   /// Rounds values just written into an f16 buffer to half precision.
   void roundIfHalf(int32_t buf, float *values, int64_t count) const {
     if (p.buffers[buf].dtype != DType::F16)
@@ -393,10 +456,45 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// The embedding rows the token ids of input `in.gatherIds` select from
+/// the table in `in.data`, row-major in in.sourceShape.
+static Expected<std::vector<float>> gatherRows(const HostTensor &in,
+                                               const NDArrayMap &inputs) {
+  auto it = inputs.find(in.gatherIds);
+  if (it == inputs.end())
+    return err("input '" + in.gatherIds + "' missing from the inputs");
+  const NDArray &ids = it->second;
+  int64_t dim = in.sourceShape.back(), rowsWanted = 1;
+  for (size_t d = 0; d + 1 < in.sourceShape.size(); ++d)
+    rowsWanted *= in.sourceShape[d];
+  if (ids.elements() != rowsWanted)
+    return err(formatv("input '{0}' has shape {1}, expected {2} token ids",
+                       in.gatherIds, shapeText(ids.shape), rowsWanted));
+  int64_t rows = int64_t(in.data.size()) / dim;
+  std::vector<float> out;
+  out.reserve(ids.data.size() * dim);
+  for (float id : ids.data) {
+    if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
+      return err(formatv("input '{0}': token id {1} is outside the "
+                         "embedding table of {2} rows",
+                         in.gatherIds, id, rows));
+    auto row = in.data.begin() + int64_t(id) * dim;
+    out.insert(out.end(), row, row + dim);
+  }
+  return out;
+}
+
 Error Emulator::placeInputs(const NDArrayMap &inputs) {
   for (const HostTensor &in : p.inputs) {
     const std::vector<float> *source = &in.data;
-    if (in.data.empty()) {
+    std::vector<float> gathered;
+    if (!in.gatherIds.empty()) {
+      Expected<std::vector<float>> rows = gatherRows(in, inputs);
+      if (!rows)
+        return rows.takeError();
+      gathered = std::move(*rows);
+      source = &gathered;
+    } else if (in.data.empty()) {
       auto it = inputs.find(in.name);
       if (it == inputs.end())
         return err("input '" + in.name + "' missing from the inputs");
@@ -419,7 +517,8 @@ Error Emulator::placeInputs(const NDArrayMap &inputs) {
       forEachLocalElement(
           in.shape, in.layout, H, W, e.lx, e.ly,
           [&](int64_t local, int64_t global) {
-            dst[local] = global < 0 ? 0.0f : (*source)[sourceIndex(in, global)];
+            int64_t index = global < 0 ? -1 : sourceIndex(in, global);
+            dst[local] = index < 0 ? 0.0f : (*source)[index];
           });
       roundIfHalf(in.buffer, dst, p.buffers[in.buffer].elements);
     }
@@ -495,17 +594,36 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     break;
   }
   case Step::Add:
-  case Step::Mul: {
+  case Step::Mul:
+  case Step::Max:
+  case Step::Swiglu: {
     startWrite(op.out);
     int64_t count = p.buffers[op.out].elements;
     float *out = storage(id, op.out);
     const float *a = storage(id, op.in1), *b = storage(id, op.in2);
     for (int64_t i = 0; i < count; ++i)
-      out[i] = op.kind == Step::Add ? a[i] + b[i] : a[i] * b[i];
+      out[i] = kernels::elementwise(op.opcode, a[i], b[i]);
     roundIfHalf(op.out, out, count);
     kernel(count);
     break;
   }
+  case Step::AttnScores: {
+    Expected<int64_t> valid = evaluate(op.expr);
+    if (!valid)
+      return fail(toString(valid.takeError()));
+    startWrite(op.out);
+    kernel(rowKernel(id, op, *valid));
+    break;
+  }
+  case Step::Reduce:
+  case Step::RmsScale:
+  case Step::Rope:
+  case Step::SoftmaxExp:
+  case Step::AttnValues:
+  case Step::DivRows:
+    startWrite(op.out);
+    kernel(rowKernel(id, op, 0));
+    break;
   case Step::Zero: {
     startWrite(op.out);
     int64_t count = p.buffers[op.out].elements;
@@ -833,6 +951,8 @@ RunResult Emulator::finish() {
                                 a.data[global] = src[local];
                             });
       }
+    if (!out.sourceShape.empty())
+      a.shape = out.sourceShape;
     result.outputs[out.name] = std::move(a);
   }
   return result;

@@ -100,8 +100,15 @@ int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
   size_t lead = rank >= srcRank ? rank - srcRank : 0;
   for (size_t j = 0; j < srcRank && lead + j < rank; ++j) {
     size_t s = tensor.permutation.empty() ? j : size_t(tensor.permutation[j]);
-    if (s < srcRank && src[s] != 1)
+    if (s >= srcRank)
+      continue;
+    if (tensor.padded) {
+      if (coord[lead + j] >= src[s])
+        return -1;
       srcCoord[s] = coord[lead + j];
+    } else if (src[s] != 1) {
+      srcCoord[s] = coord[lead + j];
+    }
   }
   int64_t index = 0;
   for (size_t s = 0; s < srcRank; ++s)

@@ -12,6 +12,7 @@
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Runtime/Fabric.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,18 @@ struct ChannelFamily {
 std::vector<ChannelFamily> getChannelFamilies(mlir::Operation *op,
                                               mesh::GridAttr grid,
                                               bool interleave);
+
+/// How an op combines values across a grid axis with an allreduce
+/// (mesh.gemv, mesh.rms_norm, mesh.attention).
+struct AllreduceUse {
+  bool alongX = false;
+  mesh::AllreduceAttr allreduce;
+  bool relayed = false;
+  /// Elements per core of each allreduce the op runs, in order.
+  std::vector<int64_t> messageElements;
+};
+std::optional<AllreduceUse> getAllreduceUse(mlir::Operation *op,
+                                            mesh::GridAttr grid);
 
 /// For every index of an axis of n cores, adds the colors (offset by
 /// baseColor) the family's paths use there.

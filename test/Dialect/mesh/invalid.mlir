@@ -178,7 +178,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @collect(%x: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{result shape must equal the source shape}}
+    // expected-error @+1 {{result must have the source's number of elements}}
     %a = mesh.collect %x : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x2xf32>
     return
   }
@@ -292,7 +292,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_rows(%x: tensor<2x4xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{expects [1, K] x [K, N] -> [1, N]}}
+    // expected-error @+1 {{expects [1, K...] x [K..., N...] -> [1, N...]}}
     %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<2x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<2x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
@@ -302,7 +302,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_shape(%x: tensor<1x6xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{shapes do not form [1, K] x [K, N] -> [1, N]}}
+    // expected-error @+1 {{shapes do not form [1, K...] x [K..., N...] -> [1, N...]}}
     %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x6xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2]>>
     return
   }
@@ -312,7 +312,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_layout(%x: tensor<1x4xf32, #mesh.layout<[*, y:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{result layout must be #mesh.layout<[*, x:2]>}}
+    // expected-error @+1 {{lhs must split K along one grid axis and the result N along the other}}
     %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, y:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, y:2]>>
     return
   }
@@ -324,7 +324,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // placed [x:W, y:H].
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemv_transposed_layout(%x: tensor<1x4xf32, #mesh.layout<[*, x:2]>>, %w: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{rhs layout must be #mesh.layout<[x:2, y:2]>, got #mesh.layout<[y:2, x:2]>}}
+    // expected-error @+1 {{rhs layout must be the lhs's K layout followed by the result's N layout}}
     %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 2>} : tensor<1x4xf32, #mesh.layout<[*, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x4xf32, #mesh.layout<[*, y:2]>>
     return
   }

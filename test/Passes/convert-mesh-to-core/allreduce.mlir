@@ -6,8 +6,7 @@
 // RING: ["gemv0", "gemv", "ring"]
 // RING: core.channel @ring_y
 // RING: core.gemv_tile @t2, @t0, @t1
-// RING-NEXT: core.zero @gemv0_pass
-// RING-NEXT: core.elementwise <add> @gemv0_pass, @gemv0_pass, @t2
+// RING-NEXT: core.copy @gemv0_pass["0"], @t2["0"]
 // RING-NEXT: core.repeat "3" {
 // RING-NEXT: core.send @gemv0_pass on @ring_y
 // RING-NEXT: core.recv @gemv0_pass_next on @ring_y

@@ -26,7 +26,7 @@ void forEachLocalElement(
 
 /// The row-major index into the source of a host input for element
 /// `placedIndex` of the placed tensor (applies the permutation and the
-/// broadcast of HostTensor).
+/// broadcast, or padding, of HostTensor); -1 for padding.
 int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex);
 
 } // namespace wafer::rt

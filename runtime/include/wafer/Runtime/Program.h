@@ -140,7 +140,35 @@ enum class Opcode : uint8_t {
   /// dst[expr * n .. +n) = src[expr2 * n .. +n); the slot indices must lie
   /// within the buffers.
   Copy = 13,
+  /// bufs {out, a, b}: out[i] = max(a[i], b[i]).
+  Max = 14,
+  /// bufs {out, a, b}: out[i] = silu(a[i]) * b[i], silu(v) = v / (1 + e^-v).
+  Swiglu = 15,
+  /// bufs {out, in}, m rows, n columns, k kind (ReduceKind):
+  /// out[r] = sum / sum of squares / max of in[r * n + c] over c < n.
+  Reduce = 16,
+  /// bufs {out, in, sumsq, weight}, m rows, n columns, k count, scalar
+  /// epsilon: out[r, c] = in[r, c] / sqrt(sumsq[r] / k + epsilon) * weight[c].
+  RmsScale = 17,
+  /// bufs {out, in, cos, sin}, m rows, k heads, n dim (even): rotate-half
+  /// RoPE of in[m, k, n] with the factors of row r, cos[r, :] and sin[r, :]:
+  /// out = in * cos + concat(-in[n/2:], in[:n/2]) * sin per head.
+  Rope = 18,
+  /// bufs {s, q, keys}, m kv heads, groups query heads per kv head, k keys,
+  /// n dim, scalar scale, expr valid keys: s[h, g, r] = scale *
+  /// sum_d q[h, g, d] keys[h, r, d] for r < valid, -inf for the others.
+  AttnScores = 19,
+  /// bufs {s, max}, m rows, n columns: s[r, c] = exp(s[r, c] - max[r]).
+  SoftmaxExp = 20,
+  /// bufs {out, p, values}, m kv heads, groups, k keys, n dim:
+  /// out[h, g, :] += sum_r p[h, g, r] * values[h, r, :].
+  AttnValues = 21,
+  /// bufs {a, z}, m rows, n columns: a[r, c] /= z[r].
+  DivRows = 22,
 };
+
+/// What a Reduce instruction computes per row (Instr::k).
+enum class ReduceKind : int64_t { Sum = 0, SumSquares = 1, Max = 2 };
 
 /// One instruction. Expressions are integer expressions over the core's
 /// coordinates: variables x, y (physical), lx, ly (position on the logical
@@ -158,6 +186,10 @@ struct Instr {
   /// Copy: the source slot expression.
   std::string expr2;
   int64_t mark = -1;
+  /// AttnScores, AttnValues: query heads per kv head.
+  int64_t groups = 1;
+  /// RmsScale: epsilon; AttnScores: scale.
+  double scalar = 0;
   std::vector<Instr> body;
 };
 
@@ -189,7 +221,8 @@ struct HostTensor {
   DType dtype = DType::F32;
   int32_t buffer = -1;
   std::vector<LayoutDim> layout;
-  /// Inputs only: the placed tensor is the source (of shape sourceShape)
+  /// Outputs: the shape the host returns (the same elements in order;
+  /// empty: `shape`). Inputs: the placed tensor is the source (of shape sourceShape)
   /// transposed by `permutation` (empty: identity) and then broadcast to
   /// `shape` with numpy's rules.
   std::vector<int64_t> sourceShape;
@@ -197,6 +230,14 @@ struct HostTensor {
   /// Inputs only: embedded data of a weight (row-major, sourceShape); empty
   /// for tensors the user supplies at run time.
   std::vector<float> data;
+  /// Embedding inputs only: the graph input holding token ids. The source
+  /// is then the rows of the table `data` ([rows, sourceShape.back()])
+  /// those ids select, of shape sourceShape (the ids' shape + [dim]).
+  std::string gatherIds;
+  /// Inputs only: instead of broadcasting, the (permuted) source fills the
+  /// leading part of every placed dimension and the rest is zero (a past
+  /// KV cache placed into the cache of the present length).
+  bool padded = false;
 };
 
 /// One mesh op, for the per-op statistics.

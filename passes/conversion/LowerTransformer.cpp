@@ -1,0 +1,132 @@
+//===- LowerTransformer.cpp - Norms, RoPE, KV caches, attention ----------===//
+//
+// The decode plan's non-GEMV ops as core programs: local row kernels and
+// the allreduces of mesh.gemv (LowerGemv.cpp) with max or add.
+//
+//===----------------------------------------------------------------------===//
+#include "ProgramLowering.h"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::lowering {
+
+core::RowsOp ProgramLowering::rows(Location loc, core::RowKernel kernel,
+                                   ArrayRef<FlatSymbolRefAttr> operands,
+                                   int64_t m, int64_t n, int64_t k,
+                                   int64_t groups) {
+  SmallVector<Attribute> refs(operands.begin(), operands.end());
+  return instructions.create<core::RowsOp>(
+      loc, core::RowKernelAttr::get(module.getContext(), kernel),
+      builder.getArrayAttr(refs), i64(m), i64(groups), i64(k), i64(n),
+      builder.getF64FloatAttr(0.0), nullptr);
+}
+
+LogicalResult ProgramLowering::lower(mesh::RmsNormOp op) {
+  Location loc = op.getLoc();
+  auto channels = channelsFor(op);
+  auto x = bufferFor(op.getInput()), weight = bufferFor(op.getWeight()),
+       out = bufferFor(op.getResult());
+  if (failed(channels) || failed(x) || failed(weight) || failed(out))
+    return failure();
+  auto scratch = scratchFor(op, "norm" + std::to_string(opsInfo.size()));
+  if (failed(scratch))
+    return failure();
+  int64_t length = op.getWeight().getType().getShape()[0];
+  int64_t cols = localElements(op.getWeight(), grid);
+  int64_t rowCount = localElements(op.getInput(), grid) / cols;
+  FlatSymbolRefAttr sumsq = scratch->lookup("_sumsq");
+  rows(loc, core::RowKernel::reduce_sumsq, {sumsq, *x}, rowCount, cols);
+  std::string algorithm = allreduce(loc, op, *channels, *scratch, sumsq, 0,
+                                    core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::rms_scale, {*out, *x, sumsq, *weight}, rowCount,
+       cols, length)
+      .setScalar(op.getEpsilon());
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "rms_norm", algorithm));
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(mesh::RopeOp op) {
+  Location loc = op.getLoc();
+  auto x = bufferFor(op.getInput()), cos = bufferFor(op.getCos()),
+       sin = bufferFor(op.getSin()), out = bufferFor(op.getResult());
+  if (failed(x) || failed(cos) || failed(sin) || failed(out))
+    return failure();
+  int64_t dim = op.getHeadDim();
+  int64_t rowCount = localElements(op.getCos(), grid) / dim;
+  int64_t heads = localElements(op.getInput(), grid) / (rowCount * dim);
+  rows(loc, core::RowKernel::rope, {*out, *x, *cos, *sin}, rowCount, dim,
+       heads);
+  instructions.create<core::MarkOp>(loc, recordOp(op, "rope", "local"));
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(mesh::KvAppendOp op) {
+  Location loc = op.getLoc();
+  auto cache = bufferFor(op.getCache()), entry = bufferFor(op.getNewEntry());
+  if (failed(cache) || failed(entry))
+    return failure();
+  // The result is the cache, updated in place.
+  buffers[op.getResult()] = *cache;
+  ArrayRef<int64_t> shape = op.getCache().getType().getShape();
+  int64_t perRow = ceilDiv(shape[2], h), dim = shape[3];
+  int64_t heads = localElements(op.getNewEntry(), grid) / dim;
+  int64_t owner = op.getPosition() / perRow, slot = op.getPosition() % perRow;
+  when(loc, "ly == " + std::to_string(owner), [&] {
+    repeat(loc, std::to_string(heads), [&] {
+      instructions.create<core::CopyOp>(
+          loc, *cache,
+          builder.getStringAttr(llvm::formatv("i * {0} + {1}", perRow, slot)),
+          *entry, builder.getStringAttr("i"), i64(dim));
+    });
+  });
+  instructions.create<core::MarkOp>(loc, recordOp(op, "kv_append", "concat"));
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  auto channels = channelsFor(op);
+  auto q = bufferFor(op.getQuery()), k = bufferFor(op.getKey()),
+       v = bufferFor(op.getValue()), out = bufferFor(op.getResult());
+  if (failed(channels) || failed(q) || failed(k) || failed(v) || failed(out))
+    return failure();
+  auto scratch = scratchFor(op, "attn" + std::to_string(opsInfo.size()));
+  if (failed(scratch))
+    return failure();
+  ArrayRef<int64_t> cache = op.getKey().getType().getShape();
+  int64_t dim = cache[3], perRow = ceilDiv(cache[2], h);
+  int64_t kvHeads = localElements(op.getKey(), grid) / (perRow * dim);
+  int64_t group = op.getQuery().getType().getShape()[2] / dim;
+  int64_t queries = kvHeads * group;
+  FlatSymbolRefAttr scores = scratch->lookup("_scores"),
+                    max = scratch->lookup("_max"),
+                    sum = scratch->lookup("_sum");
+  // Keys this row of cores holds: clamp(length - ly * perRow, 0, perRow).
+  std::string left =
+      llvm::formatv("({0} - ly * {1})", op.getLength(), perRow).str();
+  std::string valid = llvm::formatv("{0} * ({0} > 0) * ({0} <= {1}) + {1} * "
+                                    "({0} > {1})",
+                                    left, perRow);
+  auto scoring = rows(loc, core::RowKernel::attn_scores, {scores, *q, *k},
+                      kvHeads, dim, perRow, group);
+  scoring.setScalar(op.getScale());
+  scoring.setValid(valid);
+  rows(loc, core::RowKernel::reduce_max, {max, scores}, queries, perRow);
+  std::string algorithm = allreduce(loc, op, *channels, *scratch, max, 0,
+                                    core::ElementwiseKind::max);
+  rows(loc, core::RowKernel::softmax_exp, {scores, max}, queries, perRow);
+  rows(loc, core::RowKernel::reduce_sum, {sum, scores}, queries, perRow);
+  allreduce(loc, op, *channels, *scratch, sum, 1, core::ElementwiseKind::add);
+  instructions.create<core::ZeroOp>(loc, *out);
+  rows(loc, core::RowKernel::attn_values, {*out, scores, *v}, kvHeads, dim,
+       perRow, group);
+  allreduce(loc, op, *channels, *scratch, *out, 2, core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::div_rows, {*out, sum}, queries, dim);
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "attention", algorithm));
+  return success();
+}
+
+} // namespace wafer::lowering

@@ -1,0 +1,387 @@
+//===- TfmToMeshPlanner.h - Plans of tfm graphs on a grid -------*- C++ -*-===//
+//
+// convert-tfm-to-mesh's state: it walks @main in order and replaces each
+// tfm op with the mesh ops of its plan. Products (GEMM, GEMV) are planned
+// here; the decode plan's transformer ops in PlanDecode.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_PASSES_CONVERSION_TFMTOMESHPLANNER_H
+#define WAFER_PASSES_CONVERSION_TFMTOMESHPLANNER_H
+
+#include "wafer/Passes/Passes.h"
+#include "wafer/Runtime/Fabric.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
+
+namespace wafer::planning {
+
+using namespace mlir;
+
+constexpr int64_t kNone = mesh::LayoutAttr::kNone;
+constexpr int64_t kX = mesh::LayoutAttr::kX;
+constexpr int64_t kY = mesh::LayoutAttr::kY;
+
+/// Rewrites the tfm ops of one function into mesh ops, keeping host-side
+/// values (arguments, weights, constants, transposes of them) on the host.
+class Planner {
+public:
+  Planner(func::FuncOp func, mesh::GridAttr grid,
+          mesh::GemmAlgorithm gemmAlgorithm,
+          mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
+          Type elementType, const rt::Target &target)
+      : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
+        allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
+        target(target),
+        builder(func.getContext()) {
+    // mesh-place-interleave will interleave the module iff it has a
+    // MeshGEMM; the K-tree cost model needs to know.
+    func.walk([&](Operation *op) {
+      if (!isa<tfm::MatMulOp, tfm::LinearOp>(op))
+        return;
+      SmallVector<int64_t> lhs =
+          meshShape(cast<RankedTensorType>(op->getOperand(0).getType()));
+      interleaved |= gemmAlgorithm == mesh::GemmAlgorithm::meshgemm &&
+                     lhs.size() == 2 && lhs[0] > 1;
+    });
+  }
+
+  LogicalResult run() {
+    findHeadProjections();
+    SmallVector<Operation *> worklist;
+    for (Operation &op : func.getBody().front())
+      worklist.push_back(&op);
+    for (Operation *op : worklist) {
+      builder.setInsertionPoint(op);
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case<tfm::MatMulOp>([&](auto op) { return planMatMul(op); })
+              .Case<tfm::LinearOp>([&](auto op) { return planLinear(op); })
+              .Case<tfm::AddOp>([&](auto op) {
+                return planMap(op, mesh::MapKind::add);
+              })
+              .Case<tfm::MulOp>([&](auto op) {
+                return planMap(op, mesh::MapKind::mul);
+              })
+              .Case<tfm::TransposeOp, tfm::ReshapeOp>(
+                  [&](auto op) { return planView(op); })
+              .Case<tfm::RmsNormOp>([&](auto op) { return planRmsNorm(op); })
+              .Case<tfm::SwigluOp>([&](auto op) { return planSwiglu(op); })
+              .Case<tfm::RopeOp>([&](auto op) { return planRope(op); })
+              .Case<tfm::ConcatOp>([&](auto op) { return planConcat(op); })
+              .Case<tfm::AttentionOp>(
+                  [&](auto op) { return planAttention(op); })
+              .Case<tfm::WeightOp, tfm::ConstantOp, tfm::EmbedOp>(
+                  [&](auto) { return success(); })
+              .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
+              .Default([&](Operation *op) {
+                return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
+                       << op->getName() << "'";
+              });
+      if (failed(result))
+        return failure();
+    }
+    // Compute ops are replaced; host ops stay only while distributes use them.
+    for (Operation *op : llvm::reverse(worklist))
+      if (!isa<func::ReturnOp>(op) && op->use_empty())
+        op->erase();
+    return success();
+  }
+
+private:
+  mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks) {
+    return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false);
+  }
+
+  /// The layout element-wise results use when no operand imposes one: the
+  /// last two dimensions split over y and x.
+  mesh::LayoutAttr defaultLayout(int64_t rank) {
+    SmallVector<int64_t> axes(rank, kNone), blocks(rank, 1);
+    if (rank >= 1) {
+      axes[rank - 1] = kX;
+      blocks[rank - 1] = grid.getWidth();
+    }
+    if (rank >= 2) {
+      axes[rank - 2] = kY;
+      blocks[rank - 2] = grid.getHeight();
+    }
+    return layout(axes, blocks);
+  }
+
+  bool isHostValue(Value v) {
+    if (isa<BlockArgument>(v))
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (isa<tfm::WeightOp, tfm::ConstantOp>(def))
+      return true;
+    if (isa<tfm::TransposeOp, tfm::ReshapeOp>(def))
+      return isHostValue(def->getOperand(0));
+    // The host places embedding rows (core.input gather_ids).
+    if (auto embed = dyn_cast<tfm::EmbedOp>(def))
+      return isa<BlockArgument>(embed.getIds()) &&
+             embed.getTable().getDefiningOp<tfm::WeightOp>();
+    return false;
+  }
+
+  /// `v` on the grid with shape `shape` in `layout`: a distribute of a host
+  /// value (folding host-side transposes, and `outerPermutation` applied
+  /// after them) or the mesh value computed for it.
+  FailureOr<Value> materialize(Operation *user, Value v,
+                               ArrayRef<int64_t> shape,
+                               mesh::LayoutAttr layout,
+                               ArrayRef<int64_t> outerPermutation = {}) {
+    auto type = RankedTensorType::get(shape, elementType, layout);
+    if (isHostValue(v)) {
+      SmallVector<int64_t> permutation(outerPermutation);
+      Value source = v;
+      // Unit dimensions the plan drops are dropped on the host too.
+      auto sourceType = cast<RankedTensorType>(v.getType());
+      if (outerPermutation.empty() && sourceType.getRank() > int64_t(shape.size()) &&
+          sourceType.getNumElements() == type.getNumElements())
+        source = builder.create<tfm::ReshapeOp>(
+            user->getLoc(),
+            RankedTensorType::get(shape, sourceType.getElementType()), v);
+      // Compose host-side transposes into one permutation of the source.
+      while (auto transpose = source.getDefiningOp<tfm::TransposeOp>()) {
+        if (!isa<BlockArgument>(transpose.getInput()) &&
+            !isa<tfm::WeightOp, tfm::ConstantOp>(
+                transpose.getInput().getDefiningOp()))
+          break;
+        ArrayRef<int64_t> perm = transpose.getPermutation();
+        if (permutation.empty())
+          permutation.assign(perm.begin(), perm.end());
+        else
+          for (int64_t &p : permutation)
+            p = perm[p];
+        source = transpose.getInput();
+      }
+      auto distribute =
+          builder.create<mesh::DistributeOp>(user->getLoc(), type, source,
+                                             nullptr);
+      if (!permutation.empty())
+        distribute.setPermutation(permutation);
+      return distribute.getResult();
+    }
+    if (!outerPermutation.empty())
+      return user->emitError("convert-tfm-to-mesh: transposing a computed "
+                             "tensor is not supported yet");
+    Value planned = plannedValues.lookup(v);
+    if (planned.getType() != type)
+      return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
+             << planned.getType() << " but this op needs " << type
+             << "; relayout of computed tensors is not supported yet";
+    return planned;
+  }
+
+  LogicalResult planMatMul(tfm::MatMulOp op) {
+    return planProduct(op, op.getLhs(), op.getRhs(), false);
+  }
+
+  /// tfm.linear is x @ W (or x @ W^T, the transpose done by the host's
+  /// view of the weight).
+  LogicalResult planLinear(tfm::LinearOp op) {
+    return planProduct(op, op.getInput(), op.getWeight(),
+                       op.getTransposeWeight());
+  }
+
+  /// result = lhs @ rhs (rhs^T when `transposeRhs`) as a mesh.gemm, or a
+  /// mesh.gemv when lhs has one row.
+  LogicalResult planProduct(Operation *op, Value lhsValue, Value rhsValue,
+                            bool transposeRhs) {
+    auto lhsType = cast<RankedTensorType>(lhsValue.getType());
+    auto rhsType = cast<RankedTensorType>(rhsValue.getType());
+    // Leading unit dimensions ([1, L, E] activations) are dropped.
+    SmallVector<int64_t> lhsShape = meshShape(lhsType);
+    if (lhsShape.size() != 2 || rhsType.getRank() != 2)
+      return op->emitError("convert-tfm-to-mesh: a product of rank-")
+             << lhsType.getRank() << " and rank-" << rhsType.getRank()
+             << " operands is not supported yet (only matrices)";
+    if (lhsShape[0] == 1 &&
+        (headProjections.count(op) || isHeadForm(lhsValue)))
+      return planHeadGemv(op, lhsValue, rhsValue, transposeRhs);
+    SmallVector<int64_t> rhsPermutation;
+    if (transposeRhs)
+      rhsPermutation = {1, 0};
+    int64_t m = lhsShape[0], k = lhsShape[1],
+            n = rhsType.getDimSize(transposeRhs ? 0 : 1);
+    int64_t h = grid.getHeight(), w = grid.getWidth();
+    if (m == 1) {
+      // A vector a previous GEMV left split along x feeds the transposed
+      // orientation (the weight is placed [x:W, y:H]), so chained GEMVs
+      // alternate between the two and never relayout.
+      bool alongX = !isHostValue(lhsValue) &&
+                    splitAxis(plannedValues.lookup(lhsValue)) == kX;
+      int64_t in = alongX ? kX : kY, out = alongX ? kY : kX;
+      int64_t inBlocks = alongX ? w : h, outBlocks = alongX ? h : w;
+      auto lhs = materialize(op, lhsValue, {1, k},
+                             layout({kNone, in}, {1, inBlocks}));
+      if (failed(lhs))
+        return failure();
+      auto rhs = materialize(op, rhsValue, {k, n},
+                             layout({in, out}, {inBlocks, outBlocks}),
+                             rhsPermutation);
+      if (failed(rhs))
+        return failure();
+      auto resultType = RankedTensorType::get(
+          {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
+      auto gemv = builder.create<mesh::GemvOp>(
+          op->getLoc(), resultType, *lhs, *rhs,
+          allreduceFor(alongX ? w : h, n, outBlocks), nullptr, nullptr);
+      plannedValues[op->getResult(0)] = gemv.getResult();
+      return success();
+    }
+    int64_t ring = std::lcm(h, w);
+    auto lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
+    if (failed(lhs))
+      return failure();
+    auto rhs = materialize(op, rhsValue, {k, n}, layout({kY, kX}, {ring, w}),
+                           rhsPermutation);
+    if (failed(rhs))
+      return failure();
+    auto resultType =
+        RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+    auto gemm = builder.create<mesh::GemmOp>(
+        op->getLoc(), resultType, *lhs, *rhs,
+        mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm),
+        nullptr);
+    plannedValues[op->getResult(0)] = gemm.getResult();
+    return success();
+  }
+
+  /// The allreduce of a GEMV reducing over `ring` positions, each core
+  /// holding ceil(n / splits) values: K = 0 (auto) picks the K-tree the
+  /// cost model (rt::chooseKTreeK) finds fastest.
+  mesh::AllreduceAttr allreduceFor(int64_t ring, int64_t n, int64_t splits) {
+    MLIRContext *context = func.getContext();
+    if (allreduce != mesh::AllreduceAlgorithm::ktree)
+      return mesh::AllreduceAttr::get(context, allreduce, 0);
+    if (ktreeK > 0)
+      return mesh::AllreduceAttr::get(context, allreduce, ktreeK);
+    bool half = elementType.isF16();
+    int64_t values = (n + splits - 1) / splits;
+    int64_t k = rt::chooseKTreeK(
+        ring, values, half ? (values + 1) / 2 : values,
+        half ? target.macsPerCycleF16 : target.macsPerCycleF32, target,
+        interleaved);
+    return mesh::AllreduceAttr::get(context, mesh::AllreduceAlgorithm::ktree,
+                                    k);
+  }
+
+  template <typename BinaryOp>
+  LogicalResult planMap(BinaryOp op, mesh::MapKind kind) {
+    return planElementwise(op, op.getLhs(), op.getRhs(), kind);
+  }
+
+  LogicalResult planElementwise(Operation *op, Value lhsValue, Value rhsValue,
+                                mesh::MapKind kind) {
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // A computed operand of the full shape imposes its layout and shape.
+    mesh::LayoutAttr chosen;
+    SmallVector<int64_t> shape = meshShape(resultType);
+    for (Value operand : {lhsValue, rhsValue})
+      if (!isHostValue(operand) &&
+          cast<RankedTensorType>(operand.getType()).getShape() ==
+              resultType.getShape()) {
+        auto planned =
+            cast<RankedTensorType>(plannedValues.lookup(operand).getType());
+        chosen = mesh::getLayout(planned);
+        shape.assign(planned.getShape().begin(), planned.getShape().end());
+      }
+    if (!chosen)
+      chosen = defaultLayout(shape.size());
+    auto lhs = materialize(op, lhsValue, shape, chosen);
+    if (failed(lhs))
+      return failure();
+    auto rhs = materialize(op, rhsValue, shape, chosen);
+    if (failed(rhs))
+      return failure();
+    auto map = builder.create<mesh::MapOp>(
+        op->getLoc(), lhs->getType(),
+        mesh::MapKindAttr::get(op->getContext(), kind), *lhs, *rhs);
+    plannedValues[op->getResult(0)] = map.getResult();
+    return success();
+  }
+
+  /// The shape a tfm value has on the grid: leading unit dimensions
+  /// dropped down to a matrix.
+  static SmallVector<int64_t> meshShape(RankedTensorType type) {
+    ArrayRef<int64_t> shape = type.getShape();
+    while (shape.size() > 2 && shape.front() == 1)
+      shape = shape.drop_front();
+    return SmallVector<int64_t>(shape);
+  }
+
+  /// The grid axis splitting a distributed value's dimensions after the
+  /// first (the vector of a decode step), or kNone.
+  static int64_t splitAxis(Value planned) {
+    mesh::LayoutAttr layout = mesh::getLayout(planned.getType());
+    if (!layout)
+      return kNone;
+    for (int64_t axis : layout.getAxes().drop_front())
+      if (axis != kNone)
+        return axis;
+    return kNone;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The decode plan's transformer ops (PlanDecode.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Finds the projections whose results attention reads as heads (through
+  /// reshape, transpose, rope and the KV concat) and records each one's
+  /// number of KV heads.
+  void findHeadProjections();
+  /// Whether a computed value is planned as heads, [1, KVH, X] split along
+  /// x.
+  bool isHeadForm(Value v);
+  LogicalResult planHeadGemv(Operation *op, Value lhs, Value weight,
+                             bool transposeWeight);
+  LogicalResult planView(Operation *op);
+  LogicalResult planRmsNorm(tfm::RmsNormOp op);
+  LogicalResult planSwiglu(tfm::SwigluOp op);
+  LogicalResult planRope(tfm::RopeOp op);
+  LogicalResult planConcat(tfm::ConcatOp op);
+  LogicalResult planAttention(tfm::AttentionOp op);
+  /// A weight viewed as `sourceShape` (its K or N dimension split into
+  /// heads), permuted, placed as `shape` in `layout`: all on the host.
+  Value distributeWeight(Location loc, Value weight,
+                         ArrayRef<int64_t> sourceShape,
+                         ArrayRef<int64_t> permutation,
+                         ArrayRef<int64_t> shape, mesh::LayoutAttr layout);
+
+  LogicalResult planReturn(func::ReturnOp op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (isHostValue(v))
+        continue;
+      auto collect = builder.create<mesh::CollectOp>(
+          op.getLoc(), v.getType(), plannedValues.lookup(v));
+      operand.set(collect.getResult());
+    }
+    return success();
+  }
+
+  func::FuncOp func;
+  mesh::GridAttr grid;
+  mesh::GemmAlgorithm gemmAlgorithm;
+  mesh::AllreduceAlgorithm allreduce;
+  /// K of every K-tree, or 0: chosen per GEMV.
+  int64_t ktreeK;
+  /// Element type of every distributed tensor (--dtype).
+  Type elementType;
+  const rt::Target &target;
+  bool interleaved = false;
+  OpBuilder builder;
+  /// The mesh value computed for each tfm value.
+  DenseMap<Value, Value> plannedValues;
+  /// Projections attention reads as heads: their KV head count.
+  DenseMap<Operation *, int64_t> headProjections;
+};
+
+
+} // namespace wafer::planning
+
+#endif // WAFER_PASSES_CONVERSION_TFMTOMESHPLANNER_H

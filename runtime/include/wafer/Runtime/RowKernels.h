@@ -1,0 +1,49 @@
+//===- RowKernels.h - The emulator's vector kernels -------------*- C++ -*-===//
+//
+// The arithmetic of the element-wise and row instructions (Program.h,
+// Opcode::Max .. Opcode::DivRows), apart from the emulator's scheduling.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_RUNTIME_ROWKERNELS_H
+#define WAFER_RUNTIME_ROWKERNELS_H
+
+#include "wafer/Runtime/Program.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace wafer::rt::kernels {
+
+/// out = a (op) b for Add, Mul, Max, Swiglu.
+float elementwise(Opcode op, float a, float b);
+
+/// The operands of one row instruction (see Opcode for their meaning).
+struct RowArgs {
+  float *out = nullptr;
+  const float *a = nullptr, *b = nullptr, *c = nullptr;
+  int64_t m = 0, groups = 1, k = 0, n = 0;
+  double scalar = 0;
+  /// AttnScores: keys at or past this index are masked.
+  int64_t valid = 0;
+};
+
+/// Runs a row instruction; returns the values written to `out` (to round
+/// f16 results) and the work in operations (for its cycles).
+struct RowResult {
+  int64_t written = 0, work = 0;
+};
+RowResult rowKernel(Opcode op, const RowArgs &args);
+
+/// Whether `op` is a row instruction (Reduce .. DivRows).
+bool isRowKernel(Opcode op);
+
+/// The elements a row instruction reads or writes in each of its buffers,
+/// in operand order; an error for inconsistent sizes.
+llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
+                                                      int64_t groups,
+                                                      int64_t k, int64_t n);
+
+} // namespace wafer::rt::kernels
+
+#endif // WAFER_RUNTIME_ROWKERNELS_H

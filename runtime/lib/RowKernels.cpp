@@ -1,0 +1,184 @@
+//===- RowKernels.cpp - The emulator's vector kernels ---------------------===//
+#include "wafer/Runtime/RowKernels.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace wafer::rt::kernels {
+
+bool isRowKernel(Opcode op) {
+  return op >= Opcode::Reduce && op <= Opcode::DivRows;
+}
+
+llvm::Expected<std::vector<int64_t>>
+rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+  };
+  constexpr int64_t kMax = int64_t(1) << 40;
+  if (m < 0 || g < 1 || k < 0 || n < 0 || m > kMax || g > kMax || k > kMax ||
+      n > kMax)
+    return fail("sizes out of range");
+  // Each extent is a product of at most three sizes below 2^40: check it
+  // stays below 2^40 too.
+  auto product = [&](std::initializer_list<int64_t> dims) -> int64_t {
+    long double p = 1;
+    for (int64_t d : dims)
+      p *= d;
+    return p > kMax ? -1 : int64_t(p);
+  };
+  std::vector<int64_t> extents;
+  switch (op) {
+  case Opcode::Reduce:
+    if (k > int64_t(ReduceKind::Max))
+      return fail(llvm::formatv("unknown reduction {0}", k));
+    extents = {m, product({m, n})};
+    break;
+  case Opcode::RmsScale:
+    if (k <= 0)
+      return fail("count must be positive");
+    extents = {product({m, n}), product({m, n}), m, n};
+    break;
+  case Opcode::Rope:
+    if (n % 2 != 0)
+      return fail(llvm::formatv("dimension {0} is odd", n));
+    extents = {product({m, k, n}), product({m, k, n}), product({m, n}),
+               product({m, n})};
+    break;
+  case Opcode::AttnScores:
+    extents = {product({m, g, k}), product({m, g, n}), product({m, k, n})};
+    break;
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+    extents = {product({m, n}), m};
+    break;
+  case Opcode::AttnValues:
+    extents = {product({m, g, n}), product({m, g, k}), product({m, k, n})};
+    break;
+  default:
+    return fail("not a row instruction");
+  }
+  if (llvm::is_contained(extents, -1))
+    return fail("sizes too large");
+  return extents;
+}
+
+float elementwise(Opcode op, float a, float b) {
+  switch (op) {
+  case Opcode::Add:
+    return a + b;
+  case Opcode::Mul:
+    return a * b;
+  case Opcode::Max:
+    return std::max(a, b);
+  case Opcode::Swiglu:
+    return a / (1.0f + std::exp(-a)) * b;
+  default:
+    return 0.0f;
+  }
+}
+
+RowResult rowKernel(Opcode op, const RowArgs &r) {
+  const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
+  float *out = r.out;
+  switch (op) {
+  case Opcode::Reduce: {
+    auto kind = ReduceKind(k);
+    for (int64_t i = 0; i < m; ++i) {
+      const float *row = r.a + i * n;
+      float acc = kind == ReduceKind::Max
+                      ? -std::numeric_limits<float>::infinity()
+                      : 0.0f;
+      for (int64_t j = 0; j < n; ++j)
+        acc = kind == ReduceKind::Max        ? std::max(acc, row[j])
+              : kind == ReduceKind::SumSquares ? acc + row[j] * row[j]
+                                               : acc + row[j];
+      out[i] = acc;
+    }
+    return {m, m * n};
+  }
+  case Opcode::RmsScale: {
+    for (int64_t i = 0; i < m; ++i) {
+      float scale =
+          1.0f / std::sqrt(r.b[i] / float(k) + float(r.scalar));
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] = r.a[i * n + j] * scale * r.c[j];
+    }
+    return {m * n, 2 * m * n};
+  }
+  case Opcode::Rope: {
+    // out may alias in: rotate a copy of each head.
+    int64_t half = n / 2;
+    std::vector<float> head(n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t h = 0; h < k; ++h) {
+        const float *x = r.a + (i * k + h) * n;
+        std::copy_n(x, n, head.begin());
+        const float *cos = r.b + i * n, *sin = r.c + i * n;
+        float *y = out + (i * k + h) * n;
+        for (int64_t d = 0; d < n; ++d) {
+          float rotated = d < half ? -head[d + half] : head[d - half];
+          y[d] = head[d] * cos[d] + rotated * sin[d];
+        }
+      }
+    return {m * k * n, 3 * m * k * n};
+  }
+  case Opcode::AttnScores: {
+    float scale = float(r.scalar);
+    for (int64_t h = 0; h < m; ++h)
+      for (int64_t q = 0; q < g; ++q) {
+        const float *query = r.a + (h * g + q) * n;
+        float *scores = out + (h * g + q) * k;
+        for (int64_t key = 0; key < k; ++key) {
+          if (key >= r.valid) {
+            scores[key] = -std::numeric_limits<float>::infinity();
+            continue;
+          }
+          const float *keys = r.b + (h * k + key) * n;
+          float dot = 0.0f;
+          for (int64_t d = 0; d < n; ++d)
+            dot += query[d] * keys[d];
+          scores[key] = scale * dot;
+        }
+      }
+    return {m * g * k, m * g * k * n};
+  }
+  case Opcode::SoftmaxExp: {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float &v = out[i * n + j];
+        // A row with no visible key here (max -inf) contributes nothing.
+        v = std::isinf(r.a[i]) && r.a[i] < 0 ? 0.0f : std::exp(v - r.a[i]);
+      }
+    return {m * n, m * n};
+  }
+  case Opcode::AttnValues: {
+    for (int64_t h = 0; h < m; ++h)
+      for (int64_t q = 0; q < g; ++q) {
+        const float *p = r.a + (h * g + q) * k;
+        float *acc = out + (h * g + q) * n;
+        for (int64_t key = 0; key < k; ++key) {
+          const float *values = r.b + (h * k + key) * n;
+          for (int64_t d = 0; d < n; ++d)
+            acc[d] += p[key] * values[d];
+        }
+      }
+    return {m * g * n, m * g * k * n};
+  }
+  case Opcode::DivRows: {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        out[i * n + j] /= r.a[i];
+    return {m * n, m * n};
+  }
+  default:
+    return {};
+  }
+}
+
+} // namespace wafer::rt::kernels
