@@ -273,6 +273,10 @@ std::pair<rt::Opcode, int64_t> RowsOp::toRuntime() {
     return {rt::Opcode::AttnValues, getK()};
   case RowKernel::div_rows:
     return {rt::Opcode::DivRows, getK()};
+  case RowKernel::regrid:
+    return {rt::Opcode::Regrid, getK()};
+  case RowKernel::flash_step:
+    return {rt::Opcode::FlashStep, getK()};
   }
   llvm_unreachable("unknown row kernel");
 }
@@ -296,14 +300,28 @@ LogicalResult RowsOp::verify() {
     if (size < need)
       return emitOpError("buffer ")
              << ref << " has " << size << " elements, needs " << need;
-  bool scores = getKernel() == RowKernel::attn_scores;
-  if (scores != bool(getValid()))
-    return emitOpError(scores ? "attn_scores needs `valid`"
-                              : "only attn_scores takes `valid`");
-  if ((scores || getKernel() == RowKernel::attn_values) &&
-      (refs[0] == refs[1] || refs[0] == refs[2]))
+  RowKernel kernel = getKernel();
+  bool twoExpressions =
+      kernel == RowKernel::regrid || kernel == RowKernel::flash_step;
+  bool oneExpression = kernel == RowKernel::attn_scores;
+  if ((oneExpression || twoExpressions) != bool(getValid()))
+    return emitOpError(getValid() ? "this kernel takes no `valid`"
+                                  : "this kernel needs `valid`");
+  if (twoExpressions != bool(getPosition()))
+    return emitOpError(getPosition() ? "this kernel takes no `position`"
+                                     : "this kernel needs `position`");
+  if (kernel == RowKernel::regrid &&
+      (sizes[0] % (*extents)[0] != 0 || sizes[1] % (*extents)[1] != 0))
+    return emitOpError("regrid buffers must hold whole slots");
+  if ((oneExpression || twoExpressions ||
+       kernel == RowKernel::attn_values) &&
+      llvm::is_contained(ArrayRef(refs).drop_front(), refs[0]))
     return emitOpError("the output must not alias an operand");
-  return scores ? verifyExpression(*this, *getValid()) : success();
+  if (getValid() && failed(verifyExpression(*this, *getValid())))
+    return failure();
+  if (getPosition() && failed(verifyExpression(*this, *getPosition())))
+    return failure();
+  return success();
 }
 
 LogicalResult ZeroOp::verify() {

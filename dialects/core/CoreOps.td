@@ -146,15 +146,17 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
 def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
   let summary = "Reads a buffer back to the host after the program ran";
   let description = [{
-    The host returns the tensor in `result_shape` when given (the same
-    elements in the same order, e.g. with the graph's unit dimensions).
+    The host permutes the tensor's dimensions by `permutation` and returns
+    it in `result_shape` when given (the same elements in order, e.g. with
+    the graph's unit dimensions).
     ```mlir
     core.output @c {name = "y", type = tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>}
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$buffer, StrAttr:$name,
                        TypeAttr:$type,
-                       OptionalAttr<DenseI64ArrayAttr>:$result_shape);
+                       OptionalAttr<DenseI64ArrayAttr>:$result_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -229,6 +231,16 @@ def Core_RowsOp : Core_Instr<"rows"> {
     - `attn_values` [@out, @p, @values]: out[h, g, :] += sum_r p[h, g, r]
       values[h, r, :] (sizes as attn_scores).
     - `div_rows` [@a, @z]: a[r, c] /= z[r], a [m, n].
+    - `regrid` [@dst, @src]: relayout along one grid axis of `groups`
+      cores: src holds the column blocks P, P + groups, ... (width k) of an
+      [m, columns] matrix, dst the blocks Q, Q + groups, ... (width n);
+      copies the columns they share. `valid` is P, `position` Q.
+    - `flash_step` [@out, @ml, @q, @kv]: one block of causal attention with
+      an online softmax: q [m, k, groups * n] (m queries, k kv heads,
+      groups query heads each, head dimension n), kv the keys then the
+      values [m, k, n] each, ml the running sum then max per query, out the
+      unnormalised output. `valid` is the global position of kv's first
+      key, `position` that of q's first query; later keys are masked.
 
     ```mlir
     core.rows <attn_scores> [@s, @q, @k] {m = 1, groups = 2, k = 3, n = 16,
@@ -240,7 +252,8 @@ def Core_RowsOp : Core_Instr<"rows"> {
                        DefaultValuedAttr<I64Attr, "1">:$groups,
                        DefaultValuedAttr<I64Attr, "0">:$k, I64Attr:$n,
                        DefaultValuedAttr<F64Attr, "0.0">:$scalar,
-                       OptionalAttr<StrAttr>:$valid);
+                       OptionalAttr<StrAttr>:$valid,
+                       OptionalAttr<StrAttr>:$position);
   let assemblyFormat = "$kernel $buffers attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -122,6 +122,16 @@ LogicalResult CollectOp::verify() {
   };
   if (elements(result.getShape()) != elements(shapeOf(getSource())))
     return emitOpError("result must have the source's number of elements");
+  if (auto perm = getPermutation()) {
+    SmallVector<bool> seen(perm->size(), false);
+    if (int64_t(perm->size()) != int64_t(shapeOf(getSource()).size()))
+      return emitOpError("permutation needs one entry per source dimension");
+    for (int64_t p : *perm) {
+      if (p < 0 || p >= int64_t(perm->size()) || seen[p])
+        return emitOpError("permutation is not a permutation");
+      seen[p] = true;
+    }
+  }
   return success();
 }
 
@@ -155,18 +165,45 @@ LogicalResult GemmOp::verify() {
     return failure();
   ArrayRef<int64_t> a = shapeOf(getLhs()), b = shapeOf(getRhs()),
                     c = shapeOf(getResult());
-  if (a.size() != 2 || b.size() != 2 || c.size() != 2)
-    return emitOpError("operands and result must be matrices");
-  if (a[1] != b[0] || c[0] != a[0] || c[1] != b[1])
-    return emitOpError("shapes do not form [M, K] x [K, N] -> [M, N]");
+  // [M, K...] x [K..., N...] -> [M, N...]: K and N may be split into heads
+  // (the first dimension split, the others whole).
+  if (a.size() < 2 || c.size() < 2 || b.size() != a.size() + c.size() - 2)
+    return emitOpError("expects [M, K...] x [K..., N...] -> [M, N...]");
+  if (b.take_front(a.size() - 1) != a.drop_front() ||
+      b.take_back(c.size() - 1) != c.drop_front() || c[0] != a[0])
+    return emitOpError("shapes do not form [M, K...] x [K..., N...] -> "
+                       "[M, N...]");
   GridAttr grid = lookupGrid(*this);
   if (!grid)
     return emitOpError("needs an enclosing 'mesh.grid' attribute");
   int64_t h = grid.getHeight(), w = grid.getWidth(), n = std::lcm(h, w);
-  constexpr int64_t X = LayoutAttr::kX, Y = LayoutAttr::kY;
-  if (failed(expectLayout(*this, getLhs(), "lhs", {Y, X}, {h, n})) ||
-      failed(expectLayout(*this, getRhs(), "rhs", {Y, X}, {n, w})) ||
-      failed(expectLayout(*this, getResult(), "result", {Y, X}, {h, w})) ||
+  constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
+                    Y = LayoutAttr::kY;
+  size_t kDims = a.size() - 1, nDims = c.size() - 1;
+  auto axes = [](std::initializer_list<std::pair<int64_t, size_t>> parts) {
+    SmallVector<int64_t> out;
+    for (auto [first, count] : parts) {
+      out.push_back(first);
+      out.append(count - 1, N);
+    }
+    return out;
+  };
+  auto blocks = [](std::initializer_list<std::pair<int64_t, size_t>> parts) {
+    SmallVector<int64_t> out;
+    for (auto [first, count] : parts) {
+      out.push_back(first);
+      out.append(count - 1, 1);
+    }
+    return out;
+  };
+  if (failed(expectLayout(*this, getLhs(), "lhs", axes({{Y, 1}, {X, kDims}}),
+                          blocks({{h, 1}, {n, kDims}}))) ||
+      failed(expectLayout(*this, getRhs(), "rhs",
+                          axes({{Y, kDims}, {X, nDims}}),
+                          blocks({{n, kDims}, {w, nDims}}))) ||
+      failed(expectLayout(*this, getResult(), "result",
+                          axes({{Y, 1}, {X, nDims}}),
+                          blocks({{h, 1}, {w, nDims}}))) ||
       failed(expectSameInterleave(*this)))
     return failure();
   if (getAlgorithm() == GemmAlgorithm::summa && h != w)
@@ -246,6 +283,53 @@ LogicalResult GemvOp::verify() {
 bool GemvOp::reducesAlongX() {
   GridAttr grid = lookupGrid(*this);
   return grid && singleSplitAxis(getLhs(), 1, grid) == LayoutAttr::kX;
+}
+
+LogicalResult RelayoutOp::verify() {
+  if (failed(verifySameElementType(*this)) ||
+      failed(verifyDistributed(*this, getSource(), "source")) ||
+      failed(verifyDistributed(*this, getResult(), "result")) ||
+      failed(expectSameInterleave(*this)))
+    return failure();
+  if (shapeOf(getSource()) != shapeOf(getResult()))
+    return emitOpError("source and result must have one shape");
+  LayoutAttr from = getLayout(getSource().getType()),
+             to = getLayout(getResult().getType());
+  GridAttr grid = lookupGrid(*this);
+  if (from.getAxes() != to.getAxes())
+    return emitOpError("source and result must split the same dimensions "
+                       "along the same axes");
+  int64_t changed = -1;
+  for (auto [d, axis] : llvm::enumerate(from.getAxes())) {
+    int64_t extent = axis == LayoutAttr::kX   ? grid.getWidth()
+                     : axis == LayoutAttr::kY ? grid.getHeight()
+                                              : 1;
+    if (from.getBlocks()[d] != to.getBlocks()[d]) {
+      if (changed >= 0 || axis == LayoutAttr::kNone)
+        return emitOpError("only one split dimension may change its blocks");
+      changed = d;
+    } else if (from.getBlocks()[d] != extent) {
+      return emitOpError("dimension ")
+             << d << " must keep one block per core";
+    }
+  }
+  if (changed < 0)
+    return emitOpError("source and result layouts are the same");
+  return verifyColors(*this, getColors());
+}
+
+int64_t RelayoutOp::getDimension() {
+  LayoutAttr from = getLayout(getSource().getType()),
+             to = getLayout(getResult().getType());
+  for (auto [d, blocks] : llvm::enumerate(from.getBlocks()))
+    if (blocks != to.getBlocks()[d])
+      return d;
+  return 0;
+}
+
+bool RelayoutOp::alongX() {
+  return getLayout(getSource().getType()).getAxes()[getDimension()] ==
+         LayoutAttr::kX;
 }
 
 LogicalResult RmsNormOp::verify() {
@@ -346,13 +430,39 @@ LogicalResult KvAppendOp::verify() {
   return success();
 }
 
+bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
   if (getQuery().getType() != getResult().getType())
     return emitOpError("result must have the query's type");
   if (getKey().getType() != getValue().getType())
-    return emitOpError("key and value caches must have one type");
+    return emitOpError("key and value must have one type");
+  if (!isDecode()) {
+    if (getAllreduce())
+      return emitOpError("prefill attention takes no allreduce");
+    GridAttr grid = lookupGrid(*this);
+    if (!grid)
+      return emitOpError("needs an enclosing 'mesh.grid' attribute");
+    constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
+                      Y = LayoutAttr::kY;
+    int64_t h = grid.getHeight(), w = grid.getWidth();
+    ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+    if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[1] != k[1] ||
+        q[2] % k[2] != 0)
+      return emitOpError("prefill attention needs q [L, KVH, G * D] and "
+                         "k, v [L, KVH, D]");
+    if (failed(expectLayout(*this, getQuery(), "query", {Y, X, N},
+                            {h, w, 1})) ||
+        failed(expectLayout(*this, getKey(), "key", {Y, X, N}, {h, w, 1})))
+      return failure();
+    if (getLength() != q[0])
+      return emitOpError("length must be the number of queries");
+    return verifyColors(*this, getColors());
+  }
+  if (!getAllreduce())
+    return emitOpError("decode attention needs an allreduce");
   if (failed(expectHeadLayout(*this, getQuery(), "query", false)) ||
       failed(expectHeadLayout(*this, getKey(), "key", true)))
     return failure();

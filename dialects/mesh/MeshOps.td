@@ -39,13 +39,16 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let summary = "Reads a distributed tensor back to the host";
   let description = [{
     Host I/O: each element is read from the core holding it (the replica at
-    logical position 0 of a replicated axis), as f32.
+    logical position 0 of a replicated axis), as f32. The host then
+    permutes the dimensions (`permutation`) and gives the result its shape
+    (the same elements in order: unit dimensions may differ).
 
     ```mlir
     %h = mesh.collect %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>> -> tensor<37x29xf32>
     ```
   }];
-  let arguments = (ins Mesh_DistTensor:$source);
+  let arguments = (ins Mesh_DistTensor:$source,
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
   let results = (outs Mesh_HostTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
@@ -157,6 +160,35 @@ def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure]> {
+  let summary = "Re-blocks one split dimension along its grid axis";
+  let description = [{
+    The source and result layouts differ only in the block count of one
+    dimension split along x (or y): e.g. `[y:H, x:W]` to the block-cyclic
+    `[y:H, x:lcm(H, W)]` MeshGEMM's lhs needs on a non-square grid. Every
+    core passes its tile around the axis's ring (E - 1 ring shifts, each
+    at most two hops under INTERLEAVE) and copies the columns of its new
+    blocks out of every tile that passes. Dimensions other than the
+    re-blocked one keep one block per core (no slots).
+
+    ```mlir
+    %r = mesh.relayout %x : tensor<8x64xf32, #mesh.layout<[y:2, x:3]>>
+                         -> tensor<8x64xf32, #mesh.layout<[y:2, x:6]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$source,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The dimension whose block count changes.
+    int64_t getDimension();
+    /// True when that dimension is split along x.
+    bool alongX();
+  }];
+}
+
 def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure]> {
   let summary = "RMS normalisation of the last axis, reduced with an allreduce";
   let description = [{
@@ -238,16 +270,25 @@ def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
 }
 
 def Mesh_AttentionOp : Mesh_Op<"attention", [Pure]> {
-  let summary = "Decode attention of one query over a distributed KV cache";
+  let summary = "Causal attention with heads grouped by KV head";
   let description = [{
-    The decode plan (paper sections 4.3, 4.4): heads are grouped by KV head
-    (MHA, GQA and MQA alike). q is `[1, KVH, G * D]` (G query heads per KV
-    head) with the KV heads split along x and replicated along y; the
-    caches k and v are `[1, KVH, L, D]` with the KV heads along x and the
-    positions along y. Every core scores its keys against its query heads
-    (positions past `length` are masked), the softmax's max and sum and the
-    weighted values are combined along y with the `allreduce` (`colors`,
-    `relayed` as in mesh.gemv), and the result is q's layout.
+    Heads are grouped by KV head (MHA, GQA and MQA alike, paper section
+    4.4); G query heads share each of the KVH KV heads.
+
+    Decode (one query, sections 4.2, 4.3): q is `[1, KVH, G * D]` with the
+    KV heads split along x and replicated along y; the caches k and v are
+    `[1, KVH, L, D]` with the KV heads along x and the positions along y.
+    Every core scores its keys against its query heads (positions past
+    `length` are masked), the softmax's max and sum and the weighted values
+    are combined along y with the `allreduce` (`colors`, `relayed` as in
+    mesh.gemv), and the result is q's layout.
+
+    Prefill (L queries, section 4.1): q is `[L, KVH, G * D]`, k and v are
+    `[L, KVH, D]`, all `[y:H, x:W, *]`. Q x K^T is a GEMM-T without a
+    transpose: the key and value tiles shift around the y ring (H steps,
+    at most two hops each under INTERLEAVE) while every core scores its
+    queries against the keys passing by, with an online softmax and the
+    causal mask; no allreduce (`colors`: the y ring).
 
     ```mlir
     %o = mesh.attention %q, %k, %v {scale = 0.25 : f64, length = 9 : i64,
@@ -260,7 +301,7 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure]> {
   }];
   let arguments = (ins Mesh_DistTensor:$query, Mesh_DistTensor:$key,
                        Mesh_DistTensor:$value, F64Attr:$scale,
-                       I64Attr:$length, Mesh_AllreduceAttr:$allreduce,
+                       I64Attr:$length, OptionalAttr<Mesh_AllreduceAttr>:$allreduce,
                        OptionalAttr<DenseI32ArrayAttr>:$colors,
                        UnitAttr:$relayed);
   let results = (outs Mesh_DistTensor:$result);
@@ -268,6 +309,10 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure]> {
     $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True for the decode form (one query against KV caches).
+    bool isDecode();
+  }];
 }
 
 #endif // WAFER_MESH_OPS

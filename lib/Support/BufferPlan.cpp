@@ -31,20 +31,23 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
   int64_t h = grid.getHeight(), w = grid.getWidth();
   std::vector<ScratchBuffer> scratch;
   if (auto gemm = dyn_cast<mesh::GemmOp>(op)) {
-    ArrayRef<int64_t> a = shapeOf(gemm.getLhs());
-    int64_t n = shapeOf(gemm.getRhs())[1];
+    // Tiles as in convert-mesh-to-core's GemmPlan.
+    int64_t ring = std::lcm(h, w);
+    int64_t mt = ceilDiv(shapeOf(gemm.getLhs())[0], h);
+    int64_t kt = localElements(gemm.getLhs(), grid) / (mt * (ring / w)),
+            nt = localElements(gemm.getResult(), grid) / mt;
     if (gemm.getAlgorithm() == mesh::GemmAlgorithm::summa) {
-      int64_t mt = ceilDiv(a[0], h), kt = ceilDiv(a[1], w),
-              nt = ceilDiv(n, w);
       scratch.push_back({"_a_panel", mt * kt});
       scratch.push_back({"_b_panel", kt * nt});
       return scratch;
     }
+    // Operands other ops read too are shifted as copies.
+    if (!gemm.getLhs().hasOneUse())
+      scratch.push_back({"_a_own", localElements(gemm.getLhs(), grid)});
+    if (!gemm.getRhs().hasOneUse())
+      scratch.push_back({"_b_own", localElements(gemm.getRhs(), grid)});
     // Ring shifts receive into a second buffer; a ring of one core
     // rotates its slots in place.
-    int64_t ring = std::lcm(h, w);
-    int64_t mt = ceilDiv(a[0], h), kt = ceilDiv(a[1], ring),
-            nt = ceilDiv(n, w);
     if (gemm.getAlgorithm() == mesh::GemmAlgorithm::allgather) {
       // Whole panels of every block, and one block of each to multiply.
       scratch.push_back({"_a_panel", ring * mt * kt});
@@ -56,6 +59,24 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
       scratch.push_back({"_a_next", (ring / w) * mt * kt});
     if (h > 1)
       scratch.push_back({"_b_next", (ring / h) * kt * nt});
+  } else if (auto attention = dyn_cast<mesh::AttentionOp>(op);
+             attention && !attention.isDecode()) {
+    // Keys and values travel together; the running sum and max per query.
+    int64_t kv = 2 * localElements(attention.getKey(), grid);
+    scratch.push_back({"_kv", kv});
+    if (h > 1)
+      scratch.push_back({"_kv_next", kv});
+    int64_t dim = shapeOf(attention.getKey())[2];
+    scratch.push_back(
+        {"_ml", 2 * localElements(attention.getQuery(), grid) / dim});
+  } else if (auto relayout = dyn_cast<mesh::RelayoutOp>(op)) {
+    // The tile passing around the ring, and the one arriving.
+    int64_t extent = relayout.alongX() ? w : h;
+    if (extent > 1) {
+      scratch.push_back({"_pass", localElements(relayout.getSource(), grid)});
+      scratch.push_back(
+          {"_pass_next", localElements(relayout.getSource(), grid)});
+    }
   } else if (std::optional<AllreduceUse> use = getAllreduceUse(op, grid)) {
     // Working values of the kernels before the allreduces.
     if (auto norm = dyn_cast<mesh::RmsNormOp>(op))

@@ -35,6 +35,15 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
                                   rt::ringShiftPaths(w, interleave)));
     families.push_back(makeFamily("ring_y", rt::Axis::Y,
                                   rt::ringShiftPaths(h, interleave)));
+  } else if (auto attention = mlir::dyn_cast<mesh::AttentionOp>(op);
+             attention && !attention.isDecode()) {
+    families.push_back(makeFamily("ring_y", rt::Axis::Y,
+                                  rt::ringShiftPaths(h, interleave)));
+  } else if (auto relayout = mlir::dyn_cast<mesh::RelayoutOp>(op)) {
+    bool alongX = relayout.alongX();
+    families.push_back(makeFamily(
+        alongX ? "ring_x" : "ring_y", alongX ? rt::Axis::X : rt::Axis::Y,
+        rt::ringShiftPaths(alongX ? w : h, interleave)));
   } else if (std::optional<AllreduceUse> use = getAllreduceUse(op, grid)) {
     // The reduction runs along columns (y), or along rows (x).
     mesh::AllreduceAttr allreduce = use->allreduce;
@@ -106,9 +115,10 @@ std::optional<AllreduceUse> wafer::getAllreduceUse(mlir::Operation *op,
     int64_t extent = use.alongX ? grid.getWidth() : grid.getHeight();
     use.messageElements = {localElements(norm.getInput(), grid) /
                            ((perRow + extent - 1) / extent)};
-  } else if (auto attention = mlir::dyn_cast<mesh::AttentionOp>(op)) {
+  } else if (auto attention = mlir::dyn_cast<mesh::AttentionOp>(op);
+             attention && attention.isDecode()) {
     use.alongX = false;
-    use.allreduce = attention.getAllreduce();
+    use.allreduce = *attention.getAllreduce();
     // The softmax's max and sum per query head, then the weighted values.
     auto key = mlir::cast<mlir::RankedTensorType>(attention.getKey().getType());
     int64_t out = localElements(attention.getQuery(), grid);

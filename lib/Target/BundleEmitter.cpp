@@ -96,6 +96,8 @@ public:
           hostTensor(output.getBuffer(), output.getName(), output.getType()));
       if (auto shape = output.getResultShape())
         result.outputs.back().sourceShape.assign(shape->begin(), shape->end());
+      if (auto perm = output.getPermutation())
+        result.outputs.back().permutation.assign(perm->begin(), perm->end());
     }
     return result;
   }
@@ -164,6 +166,8 @@ private:
             instr.scalar = op.getScalar().convertToDouble();
             if (op.getValid())
               instr.expr = op.getValid()->str();
+            if (op.getPosition())
+              instr.expr2 = op.getPosition()->str();
           })
           .Case<core::ZeroOp>([&](auto op) {
             instr.op = rt::Opcode::Zero;

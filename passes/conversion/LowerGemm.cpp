@@ -20,18 +20,28 @@ ProgramLowering::planGemm(mesh::GemmOp op) {
   plan.a = *a;
   plan.b = *b;
   plan.c = *c;
-  ArrayRef<int64_t> aShape =
-      cast<RankedTensorType>(op.getLhs().getType()).getShape();
-  int64_t n = cast<RankedTensorType>(op.getRhs().getType()).getDimSize(1);
+  // Local tiles: A [K slots][mt][kt], B [K slots][kt][nt], C [mt][nt],
+  // the K and N tiles possibly spanning whole heads.
+  int64_t m = cast<RankedTensorType>(op.getLhs().getType()).getDimSize(0);
   plan.ring = std::lcm(h, w);
-  plan.mt = ceilDiv(aShape[0], h);
-  plan.kt = ceilDiv(aShape[1], plan.ring);
-  plan.nt = ceilDiv(n, w);
+  plan.mt = ceilDiv(m, h);
+  plan.kt = localElements(op.getLhs(), grid) / (plan.mt * (plan.ring / w));
+  plan.nt = localElements(op.getResult(), grid) / plan.mt;
   plan.tag = "gemm" + std::to_string(opsInfo.size());
   auto scratch = scratchFor(op, plan.tag);
   if (failed(scratch))
     return failure();
   plan.scratch = std::move(*scratch);
+  // Algorithms that shift an operand in place work on a copy of an operand
+  // other ops read too.
+  for (auto [suffix, buffer] : {std::pair("_a_own", &plan.a),
+                                std::pair("_b_own", &plan.b)})
+    if (FlatSymbolRefAttr own = plan.scratch.lookup(suffix)) {
+      instructions.create<core::CopyOp>(
+          op.getLoc(), own, builder.getStringAttr("0"), *buffer,
+          builder.getStringAttr("0"), i64(localSize(own)));
+      *buffer = own;
+    }
   return plan;
 }
 
@@ -41,10 +51,6 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
   if (op.getAlgorithm() == mesh::GemmAlgorithm::allgather)
     return lowerAllgather(op);
   Location loc = op.getLoc();
-  if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
-    return op.emitError("convert-mesh-to-core: MeshGEMM shifts its operands "
-                        "in place; an operand with other users is not "
-                        "supported yet");
   FailureOr<GemmPlan> plan = planGemm(op);
   if (failed(plan))
     return failure();
@@ -106,10 +112,6 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
 /// (the blocks ring position b % W holds), B's in chunk b % H.
 LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   Location loc = op.getLoc();
-  if (!op.getLhs().hasOneUse() || !op.getRhs().hasOneUse())
-    return op.emitError("convert-mesh-to-core: the allgather GEMM shifts "
-                        "its operands in place; an operand with other "
-                        "users is not supported yet");
   FailureOr<GemmPlan> plan = planGemm(op);
   if (failed(plan))
     return failure();

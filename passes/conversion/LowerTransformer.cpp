@@ -19,7 +19,58 @@ core::RowsOp ProgramLowering::rows(Location loc, core::RowKernel kernel,
   return instructions.create<core::RowsOp>(
       loc, core::RowKernelAttr::get(module.getContext(), kernel),
       builder.getArrayAttr(refs), i64(m), i64(groups), i64(k), i64(n),
-      builder.getF64FloatAttr(0.0), nullptr);
+      builder.getF64FloatAttr(0.0), nullptr, nullptr);
+}
+
+LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
+  Location loc = op.getLoc();
+  auto channels = channelsFor(op);
+  auto source = bufferFor(op.getSource()), result = bufferFor(op.getResult());
+  if (failed(channels) || failed(source) || failed(result))
+    return failure();
+  auto scratch = scratchFor(op, "relayout" + std::to_string(opsInfo.size()));
+  if (failed(scratch))
+    return failure();
+  // Rows: the local extent of the dimensions before the re-blocked one;
+  // columns: that dimension's block with the (whole) dimensions after it.
+  auto type = cast<RankedTensorType>(op.getSource().getType());
+  int64_t d = op.getDimension();
+  mesh::LayoutAttr from = mesh::getLayout(type),
+                   to = mesh::getLayout(op.getResult().getType());
+  int64_t rowCount = 1, after = 1;
+  for (int64_t i = 0; i < d; ++i)
+    rowCount *= ceilDiv(type.getDimSize(i), from.getBlocks()[i]);
+  for (int64_t i = d + 1; i < type.getRank(); ++i)
+    after *= type.getDimSize(i);
+  int64_t srcWidth = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after,
+          dstWidth = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
+  bool alongX = op.alongX();
+  int64_t extent = alongX ? w : h;
+  std::string pos = alongX ? "lx" : "ly", ext = alongX ? "W" : "H";
+  auto regrid = [&](FlatSymbolRefAttr tile, std::string from) {
+    auto kernel = rows(loc, core::RowKernel::regrid, {*result, tile},
+                       rowCount, dstWidth, srcWidth, extent);
+    kernel.setValid(from);
+    kernel.setPosition(pos);
+  };
+  instructions.create<core::ZeroOp>(loc, *result);
+  regrid(*source, pos);
+  if (extent > 1) {
+    // After s shifts a core holds the tile of ring position pos + s.
+    FlatSymbolRefAttr passing = scratch->lookup("_pass"),
+                      next = scratch->lookup("_pass_next");
+    instructions.create<core::CopyOp>(loc, passing, builder.getStringAttr("0"),
+                                      *source, builder.getStringAttr("0"),
+                                      i64(localSize(passing)));
+    repeat(loc, std::to_string(extent - 1), [&] {
+      instructions.create<core::SendOp>(loc, passing, (*channels)[0]);
+      instructions.create<core::RecvOp>(loc, next, (*channels)[0]);
+      instructions.create<core::SwapOp>(loc, passing, next);
+      regrid(passing, llvm::formatv("({0} + i + 1) % {1}", pos, ext));
+    });
+  }
+  instructions.create<core::MarkOp>(loc, recordOp(op, "relayout", "ring"));
+  return success();
 }
 
 LogicalResult ProgramLowering::lower(mesh::RmsNormOp op) {
@@ -85,7 +136,57 @@ LogicalResult ProgramLowering::lower(mesh::KvAppendOp op) {
   return success();
 }
 
+LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  auto channels = channelsFor(op);
+  auto q = bufferFor(op.getQuery()), k = bufferFor(op.getKey()),
+       v = bufferFor(op.getValue()), out = bufferFor(op.getResult());
+  if (failed(channels) || failed(q) || failed(k) || failed(v) || failed(out))
+    return failure();
+  auto scratch = scratchFor(op, "attn" + std::to_string(opsInfo.size()));
+  if (failed(scratch))
+    return failure();
+  ArrayRef<int64_t> keyShape = op.getKey().getType().getShape();
+  int64_t dim = keyShape[2], perRow = ceilDiv(keyShape[0], h);
+  int64_t tile = localElements(op.getKey(), grid);
+  int64_t kvHeads = tile / (perRow * dim);
+  int64_t group = op.getQuery().getType().getShape()[2] / dim;
+  FlatSymbolRefAttr kv = scratch->lookup("_kv"), ml = scratch->lookup("_ml");
+  SmallVector<FlatSymbolRefAttr> keysThenValues{*k, *v};
+  for (auto [slot, source] : llvm::enumerate(keysThenValues))
+    instructions.create<core::CopyOp>(
+        loc, kv, builder.getStringAttr(std::to_string(slot)), source,
+        builder.getStringAttr("0"), i64(tile));
+  instructions.create<core::ZeroOp>(loc, *out);
+  instructions.create<core::ZeroOp>(loc, ml);
+  // Step s scores the queries against the keys of ring position ly + s.
+  auto step = [&](std::string offset) {
+    auto kernel = rows(loc, core::RowKernel::flash_step, {*out, ml, *q, kv},
+                       perRow, dim, kvHeads, group);
+    kernel.setScalar(op.getScale());
+    kernel.setValid(llvm::formatv("({0}) % H * {1}", offset, perRow).str());
+    kernel.setPosition(llvm::formatv("ly * {0}", perRow).str());
+  };
+  if (h > 1) {
+    RingShift shift{kv, scratch->lookup("_kv_next"), (*channels)[0], h, 1,
+                    2 * tile, ""};
+    repeat(loc, std::to_string(h - 1), [&] {
+      step("ly + i");
+      startShift(loc, shift);
+      finishShift(loc, shift);
+    });
+  }
+  step("ly + " + std::to_string(h - 1));
+  rows(loc, core::RowKernel::div_rows, {*out, ml}, perRow * kvHeads * group,
+       dim);
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "attention", "shift"));
+  return success();
+}
+
 LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
+  if (!op.isDecode())
+    return lowerPrefillAttention(op);
   Location loc = op.getLoc();
   auto channels = channelsFor(op);
   auto q = bufferFor(op.getQuery()), k = bufferFor(op.getKey()),

@@ -15,6 +15,7 @@
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/LocationName.h"
+#include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
@@ -44,6 +45,7 @@ public:
 
   LogicalResult run() {
     MLIRContext *context = module.getContext();
+    memory = planMemory(main, grid, target.getSramBytes());
     interleave = false;
     main.walk([&](Operation *op) {
       for (Value v : op->getResults())
@@ -71,7 +73,8 @@ public:
               .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
               .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
               .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
-              .Case<mesh::MapOp, mesh::RmsNormOp, mesh::RopeOp,
+              .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp,
+                    mesh::RopeOp,
                     mesh::KvAppendOp, mesh::AttentionOp>(
                   [&](auto op) { return lower(op); })
               .Case<func::ReturnOp>([&](auto op) { return lower(op); })
@@ -97,18 +100,18 @@ private:
   /// A buffer of `elements` values of `elementType` (f32 or f16); offsets
   /// stay 4-byte aligned.
   FailureOr<FlatSymbolRefAttr> newBuffer(Location loc, StringRef name,
-                                         int64_t elements, Type elementType) {
+                                         int64_t elements, Type elementType,
+                                         int64_t offset) {
     int64_t bytes = bufferBytes(elements, elementType);
-    if (nextOffset + bytes > target.getSramBytes())
+    if (offset + bytes > target.getSramBytes())
       return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
                             "buffer '")
-             << name << "' needs " << bytes << " bytes at offset "
-             << nextOffset << " but target '" << target.getName() << "' has "
+             << name << "' needs " << bytes << " bytes at offset " << offset
+             << " but target '" << target.getName() << "' has "
              << target.getSramBytes() << " bytes per core";
     declarations.create<core::BufferOp>(loc, name, elements, elementType,
-                                        nextOffset);
+                                        offset);
     bufferSizes[name] = elements;
-    nextOffset += bytes;
     return FlatSymbolRefAttr::get(declarations.getContext(), name);
   }
 
@@ -119,7 +122,8 @@ private:
     auto buffer = newBuffer(
         v.getLoc(), "t" + std::to_string(buffers.size()),
         localElements(v, grid),
-        cast<RankedTensorType>(v.getType()).getElementType());
+        cast<RankedTensorType>(v.getType()).getElementType(),
+        memory.valueOffsets.lookup(v));
     if (succeeded(buffer))
       buffers[v] = *buffer;
     return buffer;
@@ -129,9 +133,10 @@ private:
   FailureOr<llvm::StringMap<FlatSymbolRefAttr>> scratchFor(Operation *op,
                                                            StringRef tag) {
     llvm::StringMap<FlatSymbolRefAttr> result;
-    for (const ScratchBuffer &scratch : scratchBuffers(op, grid)) {
+    for (auto [index, scratch] : llvm::enumerate(scratchBuffers(op, grid))) {
       auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix).str(),
-                              scratch.elements, elementOf(op));
+                              scratch.elements, elementOf(op),
+                              memory.scratchOffsets.lookup({op, index}));
       if (failed(buffer))
         return failure();
       result[scratch.suffix] = *buffer;
@@ -365,10 +370,12 @@ private:
                      core::ElementwiseKind combine);
 
 
+  LogicalResult lower(mesh::RelayoutOp op);
   LogicalResult lower(mesh::RmsNormOp op);
   LogicalResult lower(mesh::RopeOp op);
   LogicalResult lower(mesh::KvAppendOp op);
   LogicalResult lower(mesh::AttentionOp op);
+  LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
 
   /// A core.rows instruction (see its description for the sizes).
   core::RowsOp rows(Location loc, core::RowKernel kernel,
@@ -411,9 +418,10 @@ private:
       bindings.create<core::OutputOp>(
           op.getLoc(), *buffer, bindings.getStringAttr(name),
           TypeAttr::get(sourceType),
-          shape == sourceType.getShape()
+          shape == sourceType.getShape() && !collect.getPermutation()
               ? nullptr
-              : bindings.getDenseI64ArrayAttr(shape));
+              : bindings.getDenseI64ArrayAttr(shape),
+          collect.getPermutationAttr());
     }
     return success();
   }
@@ -433,7 +441,8 @@ private:
   llvm::StringMap<FlatSymbolRefAttr> channels;
   llvm::StringMap<int64_t> bufferSizes;
   SmallVector<Attribute> opsInfo;
-  int64_t nextOffset = 0;
+  /// Where every buffer lives (buffers of dead values are reused).
+  MemoryPlan memory;
 };
 
 } // namespace wafer::lowering

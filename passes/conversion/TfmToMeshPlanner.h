@@ -2,7 +2,7 @@
 //
 // convert-tfm-to-mesh's state: it walks @main in order and replaces each
 // tfm op with the mesh ops of its plan. Products (GEMM, GEMV) are planned
-// here; the decode plan's transformer ops in PlanDecode.cpp.
+// here; the decode plan's transformer ops in PlanTransformer.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_PASSES_CONVERSION_TFMTOMESHPLANNER_H
@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -169,11 +170,37 @@ private:
       return user->emitError("convert-tfm-to-mesh: transposing a computed "
                              "tensor is not supported yet");
     Value planned = plannedValues.lookup(v);
-    if (planned.getType() != type)
-      return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
-             << planned.getType() << " but this op needs " << type
-             << "; relayout of computed tensors is not supported yet";
-    return planned;
+    if (planned.getType() == type)
+      return planned;
+    if (isRelayout(cast<RankedTensorType>(planned.getType()), type))
+      return builder
+          .create<mesh::RelayoutOp>(user->getLoc(), type, planned, nullptr)
+          .getResult();
+    return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
+           << planned.getType() << " but this op needs " << type
+           << "; only re-blocking one split dimension is supported";
+  }
+
+  /// Whether mesh.relayout turns `from` into `to`: one dimension's block
+  /// count differs, every other split keeps one block per core.
+  bool isRelayout(RankedTensorType from, RankedTensorType to) {
+    mesh::LayoutAttr a = mesh::getLayout(from), b = mesh::getLayout(to);
+    if (from.getShape() != to.getShape() ||
+        from.getElementType() != to.getElementType() || !a || !b ||
+        a.getAxes() != b.getAxes())
+      return false;
+    int changed = 0;
+    for (auto [axis, x, y] :
+         llvm::zip(a.getAxes(), a.getBlocks(), b.getBlocks())) {
+      int64_t extent = axis == kX   ? grid.getWidth()
+                       : axis == kY ? grid.getHeight()
+                                    : 1;
+      if (x != y)
+        ++changed;
+      else if (x != extent)
+        return false;
+    }
+    return changed == 1;
   }
 
   LogicalResult planMatMul(tfm::MatMulOp op) {
@@ -199,9 +226,10 @@ private:
       return op->emitError("convert-tfm-to-mesh: a product of rank-")
              << lhsType.getRank() << " and rank-" << rhsType.getRank()
              << " operands is not supported yet (only matrices)";
-    if (lhsShape[0] == 1 &&
-        (headProjections.count(op) || isHeadForm(lhsValue)))
-      return planHeadGemv(op, lhsValue, rhsValue, transposeRhs);
+    if (headProjections.count(op) || isHeadForm(lhsValue))
+      return lhsShape[0] == 1
+                 ? planHeadGemv(op, lhsValue, rhsValue, transposeRhs)
+                 : planHeadGemm(op, lhsValue, rhsValue, transposeRhs);
     SmallVector<int64_t> rhsPermutation;
     if (transposeRhs)
       rhsPermutation = {1, 0};
@@ -327,7 +355,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // The decode plan's transformer ops (PlanDecode.cpp)
+  // The decode plan's transformer ops (PlanTransformer.cpp)
   //===--------------------------------------------------------------------===//
 
   /// Finds the projections whose results attention reads as heads (through
@@ -338,6 +366,8 @@ private:
   /// x.
   bool isHeadForm(Value v);
   LogicalResult planHeadGemv(Operation *op, Value lhs, Value weight,
+                             bool transposeWeight);
+  LogicalResult planHeadGemm(Operation *op, Value lhs, Value weight,
                              bool transposeWeight);
   LogicalResult planView(Operation *op);
   LogicalResult planRmsNorm(tfm::RmsNormOp op);
@@ -358,7 +388,11 @@ private:
       if (isHostValue(v))
         continue;
       auto collect = builder.create<mesh::CollectOp>(
-          op.getLoc(), v.getType(), plannedValues.lookup(v));
+          op.getLoc(), v.getType(), plannedValues.lookup(v), nullptr);
+      // Prefill keys and values are planned positions first; the graph
+      // returns them heads first.
+      if (headsFirst.contains(v))
+        collect.setPermutation(ArrayRef<int64_t>{1, 0, 2});
       operand.set(collect.getResult());
     }
     return success();
@@ -379,6 +413,9 @@ private:
   DenseMap<Value, Value> plannedValues;
   /// Projections attention reads as heads: their KV head count.
   DenseMap<Operation *, int64_t> headProjections;
+  /// tfm values of prefill heads whose graph order is heads before
+  /// positions ([1, KVH, L, D]); the plan keeps [L, KVH, D].
+  llvm::DenseSet<Value> headsFirst;
 };
 
 

@@ -144,7 +144,8 @@ struct MeshAllocateRoutesPass
     }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<mesh::GemmOp>(op) || getAllreduceUse(op, grid))
+      if (isa<mesh::GemmOp, mesh::RelayoutOp, mesh::AttentionOp>(op) ||
+          getAllreduceUse(op, grid))
         ops.push_back(op);
     });
     auto run = [&]() -> std::optional<ColorAllocator::Overflow> {

@@ -1,9 +1,8 @@
 //===- MeshCheckMemory.cpp - Per-core SRAM high-water against the target --===//
 #include "wafer/Passes/Passes.h"
-#include "wafer/Support/BufferPlan.h"
+#include "wafer/Support/MemoryPlan.h"
 #include "wafer/Support/LocationName.h"
 
-#include "llvm/ADT/DenseSet.h"
 
 namespace wafer {
 #define GEN_PASS_DEF_MESHCHECKMEMORY
@@ -30,44 +29,19 @@ struct MeshCheckMemoryPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!grid || !target || !main)
       return;
-    // Buffers are never reused (convert-mesh-to-core allocates each once),
-    // so the high-water is the running sum in program order; the first op
-    // that crosses the budget is the one to name.
-    int64_t used = 0;
-    llvm::DenseSet<Value> placed;
-    auto add = [&](Operation *op, const Twine &what, int64_t bytes) {
-      used += bytes;
-      if (used <= target.getSramBytes())
-        return true;
-      op->emitError("mesh-check-memory: '")
-          << opLabel(op) << "' needs " << what << " (" << bytes
-          << " bytes per core): core (0, 0) would hold " << used
-          << " bytes, target '" << target.getName() << "' has "
-          << target.getSramBytes();
-      return false;
-    };
-    for (Operation &op : main.getBody().front()) {
-      SmallVector<Value> values(op.getOperands());
-      llvm::append_range(values, op.getResults());
-      for (Value v : values) {
-        auto type = dyn_cast<RankedTensorType>(v.getType());
-        if (!type || !mesh::getLayout(type) || !placed.insert(v).second)
-          continue;
-        std::string what;
-        llvm::raw_string_ostream(what) << "tensor " << type;
-        if (!add(&op, what,
-                 bufferBytes(localElements(v, grid), type.getElementType())))
-          return signalPassFailure();
-      }
-      auto resultType = op.getNumResults()
-                            ? dyn_cast<RankedTensorType>(op.getResult(0).getType())
-                            : RankedTensorType();
-      Type element = resultType ? resultType.getElementType() : Type();
-      for (const ScratchBuffer &scratch : scratchBuffers(&op, grid))
-        if (!add(&op, "working buffer '" + scratch.suffix.substr(1) + "'",
-                 bufferBytes(scratch.elements, element)))
-          return signalPassFailure();
-    }
+    // The plan convert-mesh-to-core allocates by (host inputs for the
+    // whole run, activations until their last use, working buffers during
+    // their op); the first buffer past the budget is the one to name.
+    MemoryPlan plan = planMemory(main, grid, target.getSramBytes());
+    if (!plan.overflow)
+      return;
+    const MemoryPlan::Overflow &over = *plan.overflow;
+    over.op->emitError("mesh-check-memory: '")
+        << opLabel(over.op) << "' needs " << over.what << " (" << over.bytes
+        << " bytes per core): core (0, 0) would hold " << over.end
+        << " bytes, target '" << target.getName() << "' has "
+        << target.getSramBytes();
+    signalPassFailure();
   }
 };
 

@@ -68,6 +68,10 @@ StringRef opcodeName(Opcode op) {
     return "attn_values";
   case Opcode::DivRows:
     return "div_rows";
+  case Opcode::Regrid:
+    return "regrid";
+  case Opcode::FlashStep:
+    return "flash_step";
   }
   return "unknown";
 }
@@ -266,7 +270,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::DivRows))
+      if (uint8_t(in->op()) > uint8_t(Opcode::FlashStep))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());
@@ -522,6 +526,7 @@ private:
         break;
       case Opcode::RmsScale:
       case Opcode::Rope:
+      case Opcode::FlashStep:
         wantBufs = 4;
         break;
       case Opcode::Swap:
@@ -529,6 +534,7 @@ private:
       case Opcode::Reduce:
       case Opcode::SoftmaxExp:
       case Opcode::DivRows:
+      case Opcode::Regrid:
         wantBufs = 2;
         break;
       case Opcode::Repeat:
@@ -567,6 +573,8 @@ private:
       case Opcode::SoftmaxExp:
       case Opcode::AttnValues:
       case Opcode::DivRows:
+      case Opcode::Regrid:
+      case Opcode::FlashStep:
         if (Error e = checkRowKernel(in))
           return fail(toString(std::move(e)));
         break;
@@ -620,11 +628,20 @@ private:
       if (need > elems(buf))
         return err(formatv("needs {0} elements of buffer '{1}', which has {2}",
                            need, p.buffers[buf].name, elems(buf)));
-    if (in.op == Opcode::AttnScores)
+    if (in.op == Opcode::Regrid &&
+        (elems(in.bufs[0]) % (*extents)[0] != 0 ||
+         elems(in.bufs[1]) % (*extents)[1] != 0))
+      return err("regrid buffers must hold whole slots of rows x width");
+    if (in.op == Opcode::AttnScores || in.op == Opcode::Regrid ||
+        in.op == Opcode::FlashStep)
       if (Expected<Expr> e = Expr::parse(in.expr); !e)
         return e.takeError();
-    if ((in.op == Opcode::AttnScores || in.op == Opcode::AttnValues) &&
-        (in.bufs[0] == in.bufs[1] || in.bufs[0] == in.bufs[2]))
+    if (in.op == Opcode::Regrid || in.op == Opcode::FlashStep)
+      if (Expected<Expr> e = Expr::parse(in.expr2); !e)
+        return e.takeError();
+    if ((in.op == Opcode::AttnScores || in.op == Opcode::AttnValues ||
+         in.op == Opcode::FlashStep || in.op == Opcode::Regrid) &&
+        llvm::is_contained(ArrayRef(in.bufs).drop_front(), in.bufs[0]))
       return err("the output must not alias an operand");
     return Error::success();
   }
@@ -668,6 +685,14 @@ private:
                           need, p.buffers[t.buffer].name,
                           p.buffers[t.buffer].elements));
     if (!isInput) {
+      if (!t.permutation.empty()) {
+        std::vector<int64_t> sorted = t.permutation;
+        llvm::sort(sorted);
+        for (size_t i = 0; i < sorted.size(); ++i)
+          if (sorted.size() != t.shape.size() || sorted[i] != int64_t(i))
+            return fail("permutation is not a permutation of the "
+                        "dimensions");
+      }
       int64_t elements = 1, returned = 1;
       for (int64_t d : t.shape)
         elements *= d;
@@ -908,12 +933,16 @@ private:
       case Opcode::SoftmaxExp:
       case Opcode::AttnValues:
       case Opcode::DivRows:
+      case Opcode::Regrid:
+      case Opcode::FlashStep:
         os << " m " << in.m << " groups " << in.groups << " k " << in.k
            << " n " << in.n;
         if (in.scalar != 0)
           os << " scalar " << in.scalar;
         if (!in.expr.empty())
           os << " '" << in.expr << "'";
+        if (!in.expr2.empty())
+          os << " '" << in.expr2 << "'";
         break;
       default:
         break;

@@ -85,6 +85,8 @@ enum class Step : uint8_t {
   SoftmaxExp,
   AttnValues,
   DivRows,
+  Regrid,
+  FlashStep,
   LoopBegin,
   LoopEnd,
   Branch,
@@ -183,6 +185,15 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
       break;
     case Opcode::DivRows:
       op.kind = Step::DivRows;
+      break;
+    case Opcode::Regrid:
+    case Opcode::FlashStep:
+      // validateProgram has parsed both expressions already.
+      op.kind = in.op == Opcode::Regrid ? Step::Regrid : Step::FlashStep;
+      op.expr = int32_t(exprs.size());
+      exprs.push_back(cantFail(Expr::parse(in.expr)));
+      op.expr2 = int32_t(exprs.size());
+      exprs.push_back(cantFail(Expr::parse(in.expr2)));
       break;
     case Opcode::Copy:
       // validateProgram has parsed both expressions already.
@@ -320,7 +331,7 @@ private:
     return int64_t(std::ceil(double(work) / rate));
   }
   /// Runs a row instruction on core `id`; returns its work.
-  int64_t rowKernel(int32_t id, const Op &op, int64_t valid) {
+  int64_t rowKernel(int32_t id, const Op &op, int64_t expr, int64_t expr2) {
     kernels::RowArgs args;
     args.out = storage(id, op.out);
     auto operand = [&](int32_t buf) -> const float * {
@@ -331,7 +342,10 @@ private:
     args.c = operand(op.in3);
     args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
     args.scalar = op.scalar;
-    args.valid = valid;
+    args.expr = expr;
+    args.expr2 = expr2;
+    args.outElements = p.buffers[op.out].elements;
+    args.aElements = op.in1 < 0 ? 0 : p.buffers[op.in1].elements;
     kernels::RowResult result = kernels::rowKernel(op.opcode, args);
     roundIfHalf(op.out, args.out, result.written);
     return result.work;
@@ -607,12 +621,23 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     kernel(count);
     break;
   }
-  case Step::AttnScores: {
-    Expected<int64_t> valid = evaluate(op.expr);
-    if (!valid)
-      return fail(toString(valid.takeError()));
+  case Step::AttnScores:
+  case Step::Regrid:
+  case Step::FlashStep: {
+    Expected<int64_t> first = evaluate(op.expr);
+    if (!first)
+      return fail(toString(first.takeError()));
+    int64_t second = 0;
+    if (op.expr2 >= 0) {
+      Expected<int64_t> value = evaluate(op.expr2);
+      if (!value)
+        return fail(toString(value.takeError()));
+      second = *value;
+    }
     startWrite(op.out);
-    kernel(rowKernel(id, op, *valid));
+    if (op.kind == Step::FlashStep)
+      startWrite(op.in1);
+    kernel(rowKernel(id, op, *first, second));
     break;
   }
   case Step::Reduce:
@@ -622,7 +647,7 @@ bool Emulator::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
   case Step::AttnValues:
   case Step::DivRows:
     startWrite(op.out);
-    kernel(rowKernel(id, op, 0));
+    kernel(rowKernel(id, op, 0, 0));
     break;
   case Step::Zero: {
     startWrite(op.out);
@@ -951,6 +976,30 @@ RunResult Emulator::finish() {
                                 a.data[global] = src[local];
                             });
       }
+    if (!out.permutation.empty()) {
+      // Host-side transpose: element at placed coordinates c goes to
+      // coordinates c permuted.
+      NDArray permuted;
+      for (int64_t p : out.permutation)
+        permuted.shape.push_back(a.shape[p]);
+      permuted.data.resize(a.data.size());
+      size_t rank = a.shape.size();
+      std::vector<int64_t> stride(rank, 1);
+      for (size_t d = rank; d-- > 1;)
+        stride[d - 1] = stride[d] * permuted.shape[d];
+      for (int64_t index = 0; index < int64_t(a.data.size()); ++index) {
+        int64_t rest = index, target = 0;
+        std::vector<int64_t> coord(rank);
+        for (size_t d = rank; d-- > 0;) {
+          coord[d] = rest % a.shape[d];
+          rest /= a.shape[d];
+        }
+        for (size_t d = 0; d < rank; ++d)
+          target += coord[out.permutation[d]] * stride[d];
+        permuted.data[target] = a.data[index];
+      }
+      a = std::move(permuted);
+    }
     if (!out.sourceShape.empty())
       a.shape = out.sourceShape;
     result.outputs[out.name] = std::move(a);

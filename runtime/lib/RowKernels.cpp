@@ -12,7 +12,8 @@
 namespace wafer::rt::kernels {
 
 bool isRowKernel(Opcode op) {
-  return op >= Opcode::Reduce && op <= Opcode::DivRows;
+  return op >= Opcode::Reduce && op <= Opcode::FlashStep &&
+         op != Opcode::Swiglu;
 }
 
 llvm::Expected<std::vector<int64_t>>
@@ -59,6 +60,16 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
     break;
   case Opcode::AttnValues:
     extents = {product({m, g, n}), product({m, g, k}), product({m, k, n})};
+    break;
+  case Opcode::Regrid:
+    if (m < 1 || k < 1 || n < 1)
+      return fail("regrid needs positive rows and widths");
+    // At least one slot each; the slot counts follow from the buffers.
+    extents = {product({m, n}), product({m, k})};
+    break;
+  case Opcode::FlashStep:
+    extents = {product({m, k, g * n}), product({2, m, k, g}),
+               product({m, k, g * n}), product({2, m, k, n})};
     break;
   default:
     return fail("not a row instruction");
@@ -135,7 +146,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
         const float *query = r.a + (h * g + q) * n;
         float *scores = out + (h * g + q) * k;
         for (int64_t key = 0; key < k; ++key) {
-          if (key >= r.valid) {
+          if (key >= r.expr) {
             scores[key] = -std::numeric_limits<float>::infinity();
             continue;
           }
@@ -175,6 +186,76 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
       for (int64_t j = 0; j < n; ++j)
         out[i * n + j] /= r.a[i];
     return {m * n, m * n};
+  }
+  case Opcode::Regrid: {
+    // Column c of the matrix lies in block c / width, at axis position
+    // block % E, slot block / E.
+    int64_t extent = g, srcSlots = r.aElements / (m * k),
+            dstSlots = r.outElements / (m * n);
+    int64_t copied = 0;
+    for (int64_t t = 0; t < dstSlots; ++t) {
+      int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
+      for (int64_t s = 0; s < srcSlots; ++s) {
+        int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
+        int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
+        if (lo >= hi)
+          continue;
+        for (int64_t row = 0; row < m; ++row)
+          std::copy(r.a + (s * m + row) * k + (lo - sLo),
+                    r.a + (s * m + row) * k + (hi - sLo),
+                    out + (t * m + row) * n + (lo - dLo));
+        copied += m * (hi - lo);
+      }
+    }
+    return {r.outElements, copied};
+  }
+  case Opcode::FlashStep: {
+    // Rows of queries and keys, k kv heads, g query heads per kv head.
+    // ml is read and written: the emulator passes it as the first operand.
+    float *ml = const_cast<float *>(r.a);
+    const float *q = r.b, *keys = r.c, *values = r.c + m * k * n;
+    int64_t queries = m * k * g;
+    float scale = float(r.scalar);
+    std::vector<float> scores(m);
+    for (int64_t qi = 0; qi < m; ++qi)
+      for (int64_t h = 0; h < k; ++h)
+        for (int64_t j = 0; j < g; ++j) {
+          int64_t row = (qi * k + h) * g + j;
+          const float *query = q + (qi * k + h) * g * n + j * n;
+          float *acc = out + (qi * k + h) * g * n + j * n;
+          float blockMax = -std::numeric_limits<float>::infinity();
+          for (int64_t kj = 0; kj < m; ++kj) {
+            if (r.expr + kj > r.expr2 + qi) {
+              scores[kj] = -std::numeric_limits<float>::infinity();
+              continue;
+            }
+            const float *key = keys + (kj * k + h) * n;
+            float dot = 0.0f;
+            for (int64_t d = 0; d < n; ++d)
+              dot += query[d] * key[d];
+            scores[kj] = scale * dot;
+            blockMax = std::max(blockMax, scores[kj]);
+          }
+          if (std::isinf(blockMax))
+            continue; // every key of this block is masked
+          float &runSum = ml[row], &runMax = ml[queries + row];
+          float newMax = runSum == 0.0f ? blockMax : std::max(runMax, blockMax);
+          float correction = runSum == 0.0f ? 0.0f : std::exp(runMax - newMax);
+          for (int64_t d = 0; d < n; ++d)
+            acc[d] *= correction;
+          runSum *= correction;
+          for (int64_t kj = 0; kj < m; ++kj) {
+            if (std::isinf(scores[kj]))
+              continue;
+            float p = std::exp(scores[kj] - newMax);
+            runSum += p;
+            const float *value = values + (kj * k + h) * n;
+            for (int64_t d = 0; d < n; ++d)
+              acc[d] += p * value[d];
+          }
+          runMax = newMax;
+        }
+    return {queries * n, 2 * queries * m * n};
   }
   default:
     return {};

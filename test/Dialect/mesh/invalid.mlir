@@ -208,7 +208,7 @@ module attributes {mesh.grid = #mesh.grid<2x3>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemm_shape(%a: tensor<4x6xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<5x3xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{shapes do not form [M, K] x [K, N] -> [M, N]}}
+    // expected-error @+1 {{shapes do not form [M, K...] x [K..., N...] -> [M, N...]}}
     %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : tensor<4x6xf32, #mesh.layout<[y:2, x:2]>>, tensor<5x3xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x3xf32, #mesh.layout<[y:2, x:2]>>
     return
   }
@@ -218,7 +218,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemm_rank(%a: tensor<4xf32, #mesh.layout<[y:2]>>, %b: tensor<4x3xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{operands and result must be matrices}}
+    // expected-error @+1 {{expects [M, K...] x [K..., N...] -> [M, N...]}}
     %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : tensor<4xf32, #mesh.layout<[y:2]>>, tensor<4x3xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x3xf32, #mesh.layout<[y:2, x:2]>>
     return
   }

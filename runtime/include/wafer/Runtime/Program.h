@@ -165,6 +165,22 @@ enum class Opcode : uint8_t {
   AttnValues = 21,
   /// bufs {a, z}, m rows, n columns: a[r, c] /= z[r].
   DivRows = 22,
+  /// bufs {dst, src}, m rows, k, n widths, groups extent E, expr (the axis
+  /// position P the src tile comes from), expr2 (this core's position Q):
+  /// relayout along one axis. src holds the blocks P, P + E, ... of width k
+  /// of a row-major [rows, columns] matrix (as slots [S][m][k]); dst the
+  /// blocks Q, Q + E, ... of width n (slots [T][m][n]). Copies every column
+  /// the two share.
+  Regrid = 23,
+  /// bufs {out, ml, q, kv}, m rows, groups, k kv heads, n dim, scalar scale,
+  /// expr (global position of kv's first key), expr2 (of q's first query):
+  /// one block of causal attention with an online softmax. q is
+  /// [m, k, groups * n], kv holds keys then values, each [m, k, n]; ml holds
+  /// the running sum (0: no key yet) then max of each query
+  /// [m * k * groups]; out [m, k, groups * n] accumulates the unnormalised
+  /// output.
+  /// Keys after a query's position are masked.
+  FlashStep = 24,
 };
 
 /// What a Reduce instruction computes per row (Instr::k).
@@ -221,8 +237,8 @@ struct HostTensor {
   DType dtype = DType::F32;
   int32_t buffer = -1;
   std::vector<LayoutDim> layout;
-  /// Outputs: the shape the host returns (the same elements in order;
-  /// empty: `shape`). Inputs: the placed tensor is the source (of shape sourceShape)
+  /// Outputs: the shape the host returns (the same elements in order,
+  /// after `permutation` of the dimensions when given; empty: `shape`). Inputs: the placed tensor is the source (of shape sourceShape)
   /// transposed by `permutation` (empty: identity) and then broadcast to
   /// `shape` with numpy's rules.
   std::vector<int64_t> sourceShape;

@@ -24,8 +24,12 @@ struct RowArgs {
   const float *a = nullptr, *b = nullptr, *c = nullptr;
   int64_t m = 0, groups = 1, k = 0, n = 0;
   double scalar = 0;
-  /// AttnScores: keys at or past this index are masked.
-  int64_t valid = 0;
+  /// The values of the instruction's expressions: AttnScores: the valid
+  /// keys; Regrid: the source and this core's axis positions; FlashStep:
+  /// the global positions of the first key and the first query.
+  int64_t expr = 0, expr2 = 0;
+  /// Regrid: elements of out and a (their slot counts).
+  int64_t outElements = 0, aElements = 0;
 };
 
 /// Runs a row instruction; returns the values written to `out` (to round

@@ -1,11 +1,16 @@
-//===- PlanDecode.cpp - The decode plan of a raised LLaMA ---------------===//
+//===- PlanTransformer.cpp - Prefill and decode plans of a raised LLaMA --===//
+//
+// Prefill (L tokens): activations [L, E] are split on both axes
+// ([y:H, x:W], the paper's L_y E_x) and projections are MeshGEMMs; heads
+// are [L, KVH, X] with the KV heads along x, so RoPE is local and
+// attention shifts keys and values along y (no transpose).
 //
 // Decode (one token): activations are vectors, [1, E] split along y and
 // replicated along x, or split along x after a GEMV; chained GEMVs
 // alternate orientation, so no transpose is ever needed. Attention works
 // on heads grouped by KV head: q is [1, KVH, G * D] and the caches
 // [1, KVH, L, D], KV heads along x and cache positions along y (paper
-// sections 4.2-4.4).
+// sections 4.1-4.4).
 //
 //===----------------------------------------------------------------------===//
 #include "TfmToMeshPlanner.h"
@@ -131,6 +136,63 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
   return success();
 }
 
+/// A GEMM producing heads (q, k, v: [L, E] -> [L, KVH, N / KVH]) or
+/// consuming them (the output projection: [L, KVH, X] -> [L, N]); the head
+/// dimension is split along x like a matrix's columns.
+LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
+                                    Value weight, bool transposeWeight) {
+  if (!weight.getDefiningOp<tfm::WeightOp>())
+    return op->emitError("convert-tfm-to-mesh: a projection into or out of "
+                         "attention heads needs a weight operand");
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t k = weightType.getDimSize(transposeWeight ? 1 : 0),
+          n = weightType.getDimSize(transposeWeight ? 0 : 1);
+  int64_t m = meshShape(cast<RankedTensorType>(lhsValue.getType()))[0];
+  int64_t h = grid.getHeight(), w = grid.getWidth(), ring = std::lcm(h, w);
+  Location loc = op->getLoc();
+  FailureOr<Value> lhs;
+  Value rhs;
+  RankedTensorType resultType;
+  if (isHeadForm(lhsValue)) {
+    ArrayRef<int64_t> heads =
+        cast<RankedTensorType>(plannedValues.lookup(lhsValue).getType())
+            .getShape();
+    int64_t kvHeads = heads[1], x = heads[2];
+    lhs = materialize(op, lhsValue, {m, kvHeads, x},
+                      layout({kY, kX, kNone}, {h, ring, 1}));
+    mesh::LayoutAttr placed = layout({kY, kNone, kX}, {ring, 1, w});
+    rhs = transposeWeight
+              ? distributeWeight(loc, weight, {n, kvHeads, x}, {1, 2, 0},
+                                 {kvHeads, x, n}, placed)
+              : distributeWeight(loc, weight, {kvHeads, x, n}, {},
+                                 {kvHeads, x, n}, placed);
+    resultType =
+        RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+  } else {
+    int64_t kvHeads = headProjections.lookup(op);
+    if (n % kvHeads != 0)
+      return op->emitError("convert-tfm-to-mesh: ")
+             << n << " outputs do not split into " << kvHeads << " KV heads";
+    int64_t x = n / kvHeads;
+    lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
+    mesh::LayoutAttr placed = layout({kY, kX, kNone}, {ring, w, 1});
+    rhs = transposeWeight
+              ? distributeWeight(loc, weight, {kvHeads, x, k}, {2, 0, 1},
+                                 {k, kvHeads, x}, placed)
+              : distributeWeight(loc, weight, {k, kvHeads, x}, {},
+                                 {k, kvHeads, x}, placed);
+    resultType = RankedTensorType::get({m, kvHeads, x}, elementType,
+                                       layout({kY, kX, kNone}, {h, w, 1}));
+  }
+  if (failed(lhs))
+    return failure();
+  auto gemm = builder.create<mesh::GemmOp>(
+      loc, resultType, *lhs, rhs,
+      mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
+  plannedValues[op->getResult(0)] = gemm.getResult();
+  return success();
+}
+
 /// Reshapes and transposes of heads only rename them: the plan's head form
 /// already is the layout attention wants.
 LogicalResult Planner::planView(Operation *op) {
@@ -142,6 +204,12 @@ LogicalResult Planner::planView(Operation *op) {
                                meshShape(cast<RankedTensorType>(
                                    input.getType()))) {
     plannedValues[op->getResult(0)] = plannedValues.lookup(input);
+    // Swapping positions and heads changes only the graph's order.
+    bool swaps = false;
+    if (auto transpose = dyn_cast<tfm::TransposeOp>(op))
+      swaps = transpose.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
+    if (headsFirst.contains(input) != swaps)
+      headsFirst.insert(op->getResult(0));
     return success();
   }
   return op->emitError("convert-tfm-to-mesh: ")
@@ -153,16 +221,20 @@ LogicalResult Planner::planView(Operation *op) {
 LogicalResult Planner::planRmsNorm(tfm::RmsNormOp op) {
   SmallVector<int64_t> shape =
       meshShape(cast<RankedTensorType>(op.getInput().getType()));
-  if (shape.size() != 2 || shape[0] != 1)
-    return op.emitError("convert-tfm-to-mesh: rms_norm of ")
-           << shape[0] << " rows (prefill) is not supported yet";
+  if (shape.size() != 2)
+    return op.emitError("convert-tfm-to-mesh: rms_norm of a rank-")
+           << shape.size() << " activation is not supported";
   int64_t h = grid.getHeight(), w = grid.getWidth();
-  // Normalise where the vector is; a host input goes along y.
-  bool alongX = !isHostValue(op.getInput()) &&
-                splitAxis(plannedValues.lookup(op.getInput())) == kX;
+  // Prefill rows are split along y and normalised along x; a decode vector
+  // is normalised where it is (a host input goes along y).
+  bool prefill = shape[0] > 1;
+  bool alongX = prefill || (!isHostValue(op.getInput()) &&
+                            splitAxis(plannedValues.lookup(op.getInput())) ==
+                                kX);
   int64_t axis = alongX ? kX : kY, blocks = alongX ? w : h;
   auto input = materialize(op, op.getInput(), shape,
-                           layout({kNone, axis}, {1, blocks}));
+                           prefill ? layout({kY, kX}, {h, w})
+                                   : layout({kNone, axis}, {1, blocks}));
   if (failed(input))
     return failure();
   auto weight =
@@ -186,23 +258,29 @@ LogicalResult Planner::planRope(tfm::RopeOp op) {
     return op.emitError("convert-tfm-to-mesh: interleaved RoPE is not "
                         "supported yet (rotate-half only)");
   if (!isHeadForm(op.getInput()))
-    return op.emitError("convert-tfm-to-mesh: rope is planned only on the "
-                        "heads of a decode step");
+    return op.emitError("convert-tfm-to-mesh: rope is planned only on "
+                        "attention heads");
   Value input = plannedValues.lookup(op.getInput());
+  auto inputType = cast<RankedTensorType>(input.getType());
   auto cosType = cast<RankedTensorType>(op.getCos().getType());
-  int64_t dim = cosType.getShape().back();
-  if (cosType.getNumElements() != dim)
-    return op.emitError("convert-tfm-to-mesh: rope factors of more than one "
-                        "position (prefill) are not supported yet");
-  mesh::LayoutAttr whole = layout({kNone, kNone}, {1, 1});
-  auto cos = materialize(op, op.getCos(), {1, dim}, whole);
-  auto sin = materialize(op, op.getSin(), {1, dim}, whole);
+  int64_t dim = cosType.getShape().back(), rowCount = inputType.getDimSize(0);
+  if (cosType.getNumElements() != rowCount * dim)
+    return op.emitError("convert-tfm-to-mesh: rope factors must hold one "
+                        "row per position");
+  // The factors of a row go where its positions are.
+  mesh::LayoutAttr rowsLayout = mesh::getLayout(inputType);
+  mesh::LayoutAttr factors = layout({rowsLayout.getAxes()[0], kNone},
+                                    {rowsLayout.getBlocks()[0], 1});
+  auto cos = materialize(op, op.getCos(), {rowCount, dim}, factors);
+  auto sin = materialize(op, op.getSin(), {rowCount, dim}, factors);
   if (failed(cos) || failed(sin))
     return failure();
   auto rope = builder.create<mesh::RopeOp>(op.getLoc(), input.getType(),
                                            input, *cos, *sin,
                                            builder.getI64IntegerAttr(dim));
   plannedValues[op.getResult()] = rope.getResult();
+  if (headsFirst.contains(op.getInput()))
+    headsFirst.insert(op.getResult());
   return success();
 }
 
@@ -234,14 +312,25 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
 
 LogicalResult Planner::planAttention(tfm::AttentionOp op) {
   auto query = cast<RankedTensorType>(op.getQuery().getType());
-  if (query.getDimSize(2) != 1)
-    return op.emitError("convert-tfm-to-mesh: attention over ")
-           << query.getDimSize(2)
-           << " queries (prefill) is not supported yet";
   if (!isHeadForm(op.getQuery()) || isHostValue(op.getKey()) ||
       isHostValue(op.getValue()))
     return op.emitError("convert-tfm-to-mesh: attention needs planned query "
-                        "heads and KV caches");
+                        "heads and keys and values");
+  if (query.getDimSize(2) > 1) {
+    // Prefill: queries, keys and values all [L, KVH, X].
+    if (!op.getCausal() || !isHeadForm(op.getKey()) ||
+        !isHeadForm(op.getValue()))
+      return op.emitError("convert-tfm-to-mesh: prefill attention is "
+                          "planned for causal self-attention only");
+    Value q = plannedValues.lookup(op.getQuery());
+    auto attention = builder.create<mesh::AttentionOp>(
+        op.getLoc(), q.getType(), q, plannedValues.lookup(op.getKey()),
+        plannedValues.lookup(op.getValue()), op.getScaleAttr(),
+        builder.getI64IntegerAttr(query.getDimSize(2)), nullptr, nullptr,
+        nullptr);
+    plannedValues[op.getResult()] = attention.getResult();
+    return success();
+  }
   Value q = plannedValues.lookup(op.getQuery()),
         k = plannedValues.lookup(op.getKey()),
         v = plannedValues.lookup(op.getValue());
