@@ -199,10 +199,43 @@ LogicalResult Planner::planView(Operation *op) {
   Value input = op->getOperand(0);
   if (isHostValue(input))
     return success();
-  if (isHeadForm(input) || meshShape(cast<RankedTensorType>(
-                               op->getResult(0).getType())) ==
-                               meshShape(cast<RankedTensorType>(
-                                   input.getType()))) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  // Outside heads, a view must keep the elements in order: a reshape, or
+  // a transpose that moves only unit dimensions.
+  bool keepsOrder = meshShape(cast<RankedTensorType>(
+                        op->getResult(0).getType())) == meshShape(inputType);
+  if (auto transpose = dyn_cast<tfm::TransposeOp>(op)) {
+    int64_t last = -1;
+    for (int64_t p : transpose.getPermutation())
+      if (inputType.getDimSize(p) != 1) {
+        keepsOrder &= p > last;
+        last = p;
+      }
+  }
+  if (isHeadForm(input) && !keepsOrder) {
+    // Heads may only be split from or merged into the model dimension, or
+    // swapped with the positions.
+    ArrayRef<int64_t> heads =
+        cast<RankedTensorType>(plannedValues.lookup(input).getType())
+            .getShape();
+    int64_t width = heads[1] * heads[2];
+    ArrayRef<int64_t> result =
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    bool allowed = false;
+    if (auto transpose = dyn_cast<tfm::TransposeOp>(op))
+      allowed = transpose.getPermutation() == ArrayRef<int64_t>{0, 2, 1, 3};
+    else if (!result.empty())
+      allowed = result.back() == width ||
+                (result.size() >= 2 &&
+                 result[result.size() - 2] * result.back() == width &&
+                 result[result.size() - 2] % heads[1] == 0);
+    if (!allowed)
+      return op->emitError("convert-tfm-to-mesh: ")
+             << op->getName()
+             << " of attention heads other than splitting, merging or "
+                "swapping them with the positions is not supported";
+  }
+  if (isHeadForm(input) || keepsOrder) {
     plannedValues[op->getResult(0)] = plannedValues.lookup(input);
     // Swapping positions and heads changes only the graph's order.
     bool swaps = false;
