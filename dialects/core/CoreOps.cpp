@@ -188,9 +188,19 @@ LogicalResult InputOp::verify() {
     return emitOpError("takes its data from a weight file or a value, not both");
   if (getGatherIds() && !getWeightFile())
     return emitOpError("gathers rows of a weight: needs weight_file");
-  if (getPadded() && getSourceShape().size() !=
-                         cast<ShapedType>(getType()).getShape().size())
-    return emitOpError("a padded source needs the placed tensor's rank");
+  if (bool(getIndexDim()) != bool(getIndexMap()))
+    return emitOpError("index_dim and index_map go together");
+  if (getIndexDim() &&
+      (getSourceShape().size() != cast<ShapedType>(getType()).getShape().size() ||
+       *getIndexDim() < 0 || *getIndexDim() >= int64_t(getSourceShape().size()) ||
+       int64_t(getIndexMap()->size()) !=
+           cast<ShapedType>(getType()).getDimSize(*getIndexDim())))
+    return emitOpError("index_map does not fit the placed tensor");
+  if (getIndexDim())
+    for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
+      if (index < -1 || index >= getSourceShape()[*getIndexDim()])
+        return emitOpError("index_map entry ")
+               << index << " is outside the source";
   if (getValue()) {
     auto valueType = cast<ShapedType>(getValue()->getType());
     if (valueType.getShape() != getSourceShape())
@@ -202,12 +212,41 @@ LogicalResult InputOp::verify() {
 LogicalResult OutputOp::verify() {
   if (failed(verifyBinding(*this, getBufferAttr(), getType())))
     return failure();
+  auto type = cast<ShapedType>(getType());
+  if (bool(getIndexDim()) != bool(getIndexMap()))
+    return emitOpError("index_dim and index_map go together");
+  if (getIndexDim()) {
+    int64_t d = *getIndexDim();
+    if (d < 0 || d >= type.getRank())
+      return emitOpError("index_dim is not a dimension of the tensor");
+    for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
+      if (index < 0 || index >= type.getDimSize(d))
+        return emitOpError("index_map entry ")
+               << index << " is outside the tensor";
+  }
+  if (auto perm = getPermutation()) {
+    SmallVector<bool> seen(type.getRank(), false);
+    if (int64_t(perm->size()) != type.getRank())
+      return emitOpError("permutation needs one entry per dimension");
+    for (int64_t p : *perm) {
+      if (p < 0 || p >= type.getRank() || seen[p])
+        return emitOpError("permutation is not a permutation");
+      seen[p] = true;
+    }
+  }
   if (auto shape = getResultShape()) {
     auto elements = [](ArrayRef<int64_t> dims) {
       return std::accumulate(dims.begin(), dims.end(), int64_t(1),
                              std::multiplies<int64_t>());
     };
-    if (elements(*shape) != cast<ShapedType>(getType()).getNumElements())
+    int64_t read = cast<ShapedType>(getType()).getNumElements();
+    if (getIndexDim() && getIndexMap() && *getIndexDim() >= 0 &&
+        *getIndexDim() < cast<ShapedType>(getType()).getRank())
+      read = read / std::max<int64_t>(cast<ShapedType>(getType())
+                                          .getDimSize(*getIndexDim()),
+                                      1) *
+             int64_t(getIndexMap()->size());
+    if (elements(*shape) != read)
       return emitOpError("result_shape must hold the tensor's elements");
   }
   return success();
@@ -313,10 +352,13 @@ LogicalResult RowsOp::verify() {
   if (kernel == RowKernel::regrid &&
       (sizes[0] % (*extents)[0] != 0 || sizes[1] % (*extents)[1] != 0))
     return emitOpError("regrid buffers must hold whole slots");
-  if ((oneExpression || twoExpressions ||
-       kernel == RowKernel::attn_values) &&
-      llvm::is_contained(ArrayRef(refs).drop_front(), refs[0]))
-    return emitOpError("the output must not alias an operand");
+  // Operands are distinct buffers; rope and rms_scale may work in place.
+  bool inPlace = kernel == RowKernel::rope || kernel == RowKernel::rms_scale;
+  for (size_t i = 0; i < refs.size(); ++i)
+    for (size_t j = i + 1; j < refs.size(); ++j)
+      if (refs[i] == refs[j] && !(inPlace && i == 0 && j == 1))
+        return emitOpError("buffers ")
+               << i << " and " << j << " must not alias";
   if (getValid() && failed(verifyExpression(*this, *getValid())))
     return failure();
   if (getPosition() && failed(verifyExpression(*this, *getPosition())))

@@ -20,6 +20,8 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     (`core.input`, `core.output`). Roles must cover the grid without
     overlap. `ops` names the mesh ops the program implements, in the order
     `core.mark` numbers them: each entry is [name, kind, algorithm].
+    `kv_capacity_tokens`: the decode tokens the KV caches can still take
+    before some core's SRAM overflows.
 
     ```mlir
     core.program {grid = #mesh.grid<3x3>, target = #mesh.target<...>,
@@ -33,7 +35,8 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     ```
   }];
   let arguments = (ins Mesh_GridAttr:$grid, Mesh_TargetAttr:$target,
-                       UnitAttr:$interleave, ArrayAttr:$ops);
+                       UnitAttr:$interleave, ArrayAttr:$ops,
+                       OptionalAttr<I64Attr>:$kv_capacity_tokens);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -122,9 +125,9 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
     placed shape on the host. With `gather_ids` the initializer is an
     embedding table and the source (of shape `source_shape`: the ids' shape
     and the row size) is made of the rows the token ids in input
-    `gather_ids` select. With `padded` the source fills the leading part of
-    every dimension of the placed tensor instead of broadcasting; the rest
-    is zero.
+    `gather_ids` select. With `index_dim` and `index_map` the placed
+    coordinate j along that dimension reads source coordinate
+    `index_map[j]` (-1: zero), as in mesh.distribute.
 
     ```mlir
     core.input @b {name = "w", weight_file = "m.onnx",
@@ -138,7 +141,8 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
                        OptionalAttr<StrAttr>:$weight_file,
                        OptionalAttr<ElementsAttr>:$value,
                        OptionalAttr<StrAttr>:$gather_ids,
-                       UnitAttr:$padded);
+                       OptionalAttr<I64Attr>:$index_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -146,9 +150,10 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
 def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
   let summary = "Reads a buffer back to the host after the program ran";
   let description = [{
-    The host permutes the tensor's dimensions by `permutation` and returns
-    it in `result_shape` when given (the same elements in order, e.g. with
-    the graph's unit dimensions).
+    The host gathers along `index_dim` (returned coordinate i reads
+    `index_map[i]`), permutes the dimensions by `permutation` and returns
+    the tensor in `result_shape` when given (the same elements in order,
+    e.g. with the graph's unit dimensions).
     ```mlir
     core.output @c {name = "y", type = tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>}
     ```
@@ -156,7 +161,9 @@ def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
   let arguments = (ins FlatSymbolRefAttr:$buffer, StrAttr:$name,
                        TypeAttr:$type,
                        OptionalAttr<DenseI64ArrayAttr>:$result_shape,
-                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation,
+                       OptionalAttr<I64Attr>:$index_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }

@@ -138,6 +138,17 @@ def Mesh_GemmAlgorithmAttr : EnumAttr<Mesh_Dialect, Mesh_GemmAlgorithm,
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Mesh_KvPolicy : I32EnumAttr<"KvPolicy", "where a KV cache stores new tokens", [
+      I32EnumAttrCase<"concat", 0>,
+      I32EnumAttrCase<"shift", 1>
+    ]> {
+  let cppNamespace = "::wafer::mesh";
+  let genSpecializedAttr = 0;
+}
+def Mesh_KvPolicyAttr : EnumAttr<Mesh_Dialect, Mesh_KvPolicy, "kv_policy"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Mesh_MapKind : I32EnumAttr<"MapKind", "element-wise function", [
       I32EnumAttrCase<"add", 0>,
       I32EnumAttrCase<"mul", 1>,

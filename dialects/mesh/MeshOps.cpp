@@ -89,17 +89,22 @@ LogicalResult DistributeOp::verify() {
     return emitOpError("cannot broadcast a rank-")
            << viewed.size() << " source to rank " << target.size();
   size_t offset = target.size() - viewed.size();
-  if (getPadded()) {
-    if (offset != 0)
-      return emitOpError("a padded source needs the result's rank");
-    for (auto [i, d] : llvm::enumerate(viewed))
-      if (d > target[i])
-        return emitOpError("source dimension ")
-               << i << " of size " << d << " is larger than " << target[i];
-    return success();
+  if (bool(getIndexDim()) != bool(getIndexMap()))
+    return emitOpError("index_dim and index_map go together");
+  int64_t mapped = getIndexDim() ? int64_t(*getIndexDim()) : -1;
+  if (getIndexDim()) {
+    if (offset != 0 || mapped < 0 || mapped >= int64_t(target.size()))
+      return emitOpError("index_dim must be a dimension of a source of the "
+                         "result's rank");
+    if (int64_t(getIndexMap()->size()) != target[mapped])
+      return emitOpError("index_map needs one entry per result coordinate");
+    for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
+      if (index < -1 || index >= viewed[mapped])
+        return emitOpError("index_map entry ")
+               << index << " is outside the source's " << viewed[mapped];
   }
   for (auto [i, d] : llvm::enumerate(viewed))
-    if (d != 1 && d != target[offset + i])
+    if (int64_t(i) != mapped && d != 1 && d != target[offset + i])
       return emitOpError("source dimension ")
              << i << " of size " << d << " does not broadcast to "
              << target[offset + i];
@@ -120,8 +125,24 @@ LogicalResult CollectOp::verify() {
       n *= d;
     return n;
   };
-  if (elements(result.getShape()) != elements(shapeOf(getSource())))
+  SmallVector<int64_t> read(shapeOf(getSource()));
+  if (getIndexDim() && getIndexMap() && *getIndexDim() >= 0 &&
+      *getIndexDim() < int64_t(read.size()))
+    read[*getIndexDim()] = getIndexMap()->size();
+  if (elements(result.getShape()) != elements(read))
     return emitOpError("result must have the source's number of elements");
+  if (bool(getIndexDim()) != bool(getIndexMap()))
+    return emitOpError("index_dim and index_map go together");
+  if (getIndexDim()) {
+    ArrayRef<int64_t> source = shapeOf(getSource());
+    int64_t d = *getIndexDim();
+    if (d < 0 || d >= int64_t(source.size()))
+      return emitOpError("index_dim is not a dimension of the source");
+    for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
+      if (index < 0 || index >= source[d])
+        return emitOpError("index_map entry ")
+               << index << " is outside the source's " << source[d];
+  }
   if (auto perm = getPermutation()) {
     SmallVector<bool> seen(perm->size(), false);
     if (int64_t(perm->size()) != int64_t(shapeOf(getSource()).size()))
@@ -354,6 +375,8 @@ LogicalResult RmsNormOp::verify() {
   if (weight.getAxes()[0] != axis ||
       weight.getBlocks()[0] != in.getBlocks().back())
     return emitOpError("weight must be split like the normalised axis");
+  if (failed(expectSameInterleave(*this)))
+    return failure();
   return verifyColors(*this, getColors());
 }
 
@@ -362,7 +385,11 @@ bool RmsNormOp::reducesAlongX() {
 }
 
 LogicalResult RopeOp::verify() {
-  if (failed(verifySameElementType(*this)))
+  if (failed(verifySameElementType(*this)) ||
+      failed(verifyDistributed(*this, getInput(), "input")) ||
+      failed(verifyDistributed(*this, getCos(), "cos/sin")) ||
+      failed(verifyDistributed(*this, getSin(), "cos/sin")) ||
+      failed(expectSameInterleave(*this)))
     return failure();
   if (getInput().getType() != getResult().getType())
     return emitOpError("result must have the input's type");
@@ -423,11 +450,24 @@ LogicalResult KvAppendOp::verify() {
   ArrayRef<int64_t> cache = shapeOf(getCache()), entry = shapeOf(getNewEntry());
   if (entry[1] != cache[1] || entry[2] != cache[3])
     return emitOpError("new_entry must be [1, KVH, D] for a cache [1, KVH, L, D]");
-  if (getPosition() < 0 || getPosition() >= cache[2])
-    return emitOpError("position ")
-           << getPosition() << " is outside the cache of " << cache[2]
-           << " positions";
-  return success();
+  GridAttr grid = lookupGrid(*this);
+  int64_t rows = grid.getHeight();
+  if (cache[2] % rows != 0)
+    return emitOpError("the cache's ")
+           << cache[2] << " slots do not split into " << rows << " rows";
+  // After the step the fullest row holds ceil((position + 1) / H) tokens,
+  // the bottom row ceil(position / H) + 1 under concat.
+  int64_t perRow = cache[2] / rows, past = getPosition();
+  int64_t need = getPolicy() == KvPolicy::concat
+                     ? (past + rows - 1) / rows + 1
+                     : (past + rows) / rows;
+  if (past < 0 || need > perRow)
+    return emitOpError("a cache of ")
+           << perRow << " slots per row cannot take token " << past
+           << " (needs " << need << ")";
+  if (failed(expectSameInterleave(*this)))
+    return failure();
+  return verifyColors(*this, getColors());
 }
 
 bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
@@ -450,7 +490,7 @@ LogicalResult AttentionOp::verify() {
     int64_t h = grid.getHeight(), w = grid.getWidth();
     ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
     if (q.size() != 3 || k.size() != 3 || q[0] != k[0] || q[1] != k[1] ||
-        q[2] % k[2] != 0)
+        k[2] < 1 || q[2] % k[2] != 0)
       return emitOpError("prefill attention needs q [L, KVH, G * D] and "
                          "k, v [L, KVH, D]");
     if (failed(expectLayout(*this, getQuery(), "query", {Y, X, N},
@@ -459,7 +499,9 @@ LogicalResult AttentionOp::verify() {
       return failure();
     if (getLength() != q[0])
       return emitOpError("length must be the number of queries");
-    return verifyColors(*this, getColors());
+    if (failed(expectSameInterleave(*this)))
+    return failure();
+  return verifyColors(*this, getColors());
   }
   if (!getAllreduce())
     return emitOpError("decode attention needs an allreduce");
@@ -467,13 +509,15 @@ LogicalResult AttentionOp::verify() {
       failed(expectHeadLayout(*this, getKey(), "key", true)))
     return failure();
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
-  if (q[1] != k[1] || q[2] % k[3] != 0)
+  if (q[1] != k[1] || k[3] < 1 || q[2] % k[3] != 0)
     return emitOpError("query must be [1, KVH, G * D] for caches "
                        "[1, KVH, L, D]");
-  if (getLength() < 1 || getLength() > k[2])
+  if (int64_t(getLength()) < 1 || int64_t(getLength()) > k[2])
     return emitOpError("length ")
-           << getLength() << " is outside the cache of " << k[2]
+           << int64_t(getLength()) << " is outside the cache of " << k[2]
            << " positions";
+  if (failed(expectSameInterleave(*this)))
+    return failure();
   return verifyColors(*this, getColors());
 }
 

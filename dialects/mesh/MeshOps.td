@@ -17,10 +17,11 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
     f16). The host-side view may permute the source's dimensions
     (`permutation`, how ONNX Gemm's transA/transB arrive) and broadcast it
     to the result shape with numpy's rules, both at no on-chip cost. With
-    `padded` it fills the leading part of each dimension instead (a past KV
-    cache placed into the cache of the present length), the rest zero. A
-    `tfm.embed` of a weight by a graph input is placed as the rows the
-    token ids select.
+    `index_dim` and `index_map` (a source of the result's rank) result
+    coordinate j along that dimension takes source coordinate
+    `index_map[j]` (-1: zero): how a past KV cache's positions are placed
+    among the cache's slots. A `tfm.embed` of a weight by a graph input is
+    placed as the rows the token ids select.
 
     ```mlir
     %d = mesh.distribute %w {permutation = array<i64: 1, 0>}
@@ -29,7 +30,8 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
   }];
   let arguments = (ins Mesh_HostTensor:$source,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
-                       UnitAttr:$padded);
+                       OptionalAttr<I64Attr>:$index_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
@@ -40,15 +42,19 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let description = [{
     Host I/O: each element is read from the core holding it (the replica at
     logical position 0 of a replicated axis), as f32. The host then
-    permutes the dimensions (`permutation`) and gives the result its shape
-    (the same elements in order: unit dimensions may differ).
+    gathers along `index_dim` (result coordinate i reads coordinate
+    `index_map[i]`: a KV cache's positions out of its slots), permutes the
+    dimensions (`permutation`) and gives the result its shape (the same
+    elements in order: unit dimensions may differ).
 
     ```mlir
     %h = mesh.collect %c : tensor<37x29xf32, #mesh.layout<[y:5, x:7]>> -> tensor<37x29xf32>
     ```
   }];
   let arguments = (ins Mesh_DistTensor:$source,
-                       OptionalAttr<DenseI64ArrayAttr>:$permutation);
+                       OptionalAttr<DenseI64ArrayAttr>:$permutation,
+                       OptionalAttr<I64Attr>:$index_dim,
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
   let results = (outs Mesh_HostTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
@@ -245,23 +251,32 @@ def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
 }
 
 def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
-  let summary = "Writes the new token's key or value into a KV cache";
+  let summary = "Stores the new token's key or value in a KV cache";
   let description = [{
-    `cache` is `[1, KVH, L, D]` with the KV heads split along x and the
-    positions along y (`[*, x:W, y:H, *]`), holding the past in positions
-    [0, position); `new` is `[1, KVH, D]` (`[*, x:W, *]`, replicated along
-    y). The row of cores holding `position` copies the new vector into its
-    slot; the result is the cache (it updates the cache's buffer in place).
+    `cache` is `[1, KVH, S, D]`: S = H x C slots, the KV heads split along
+    x and the slots along y (`[*, x:W, y:H, *]`, C slots per row of
+    cores). It holds the `position` past tokens balanced over the rows
+    (row r holds floor(position / H) tokens, one more in the bottom
+    position % H rows; positions contiguous, row 0 the oldest, each row's
+    tokens in its first slots). `new_entry` is `[1, KVH, D]` (`[*, x:W, *]`,
+    replicated along y). The result is the cache, updated in place:
+    - `concat` (the baseline, paper Figure 5 (1)-(2)): the bottom row
+      appends the token; every later token lands there too.
+    - `shift` (paper section 4.3): the token enters the bottom row and the
+      rows that hold one token more than the row above pass their oldest
+      token up (one hop, in parallel), so the rows stay balanced.
 
     ```mlir
-    %k = mesh.kv_append %past, %new {position = 8 : i64}
-        : tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>,
+    %k = mesh.kv_append %past, %new {position = 8 : i64,
+                                     policy = #mesh.kv_policy<shift>}
+        : tensor<1x2x16x16xf32, #mesh.layout<[*, x:4, y:4, *]>>,
           tensor<1x2x16xf32, #mesh.layout<[*, x:4, *]>>
-       -> tensor<1x2x9x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
+       -> tensor<1x2x16x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
     ```
   }];
   let arguments = (ins Mesh_DistTensor:$cache, Mesh_DistTensor:$new_entry,
-                       I64Attr:$position);
+                       I64Attr:$position, Mesh_KvPolicyAttr:$policy,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = [{
     $cache `,` $new_entry attr-dict `:` type($cache) `,` type($new_entry) `->` type($result)

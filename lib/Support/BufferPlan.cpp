@@ -69,6 +69,13 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
     int64_t dim = shapeOf(attention.getKey())[2];
     scratch.push_back(
         {"_ml", 2 * localElements(attention.getQuery(), grid) / dim});
+  } else if (auto append = dyn_cast<mesh::KvAppendOp>(op)) {
+    // One token of every local head, leaving and arriving.
+    if (append.getPolicy() == mesh::KvPolicy::shift && h > 1) {
+      int64_t token = localElements(append.getNewEntry(), grid);
+      scratch.push_back({"_up", token});
+      scratch.push_back({"_from_below", token});
+    }
   } else if (auto relayout = dyn_cast<mesh::RelayoutOp>(op)) {
     // The tile passing around the ring, and the one arriving.
     int64_t extent = relayout.alongX() ? w : h;

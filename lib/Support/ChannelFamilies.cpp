@@ -39,6 +39,11 @@ wafer::getChannelFamilies(mlir::Operation *op, mesh::GridAttr grid,
              attention && !attention.isDecode()) {
     families.push_back(makeFamily("ring_y", rt::Axis::Y,
                                   rt::ringShiftPaths(h, interleave)));
+  } else if (auto append = mlir::dyn_cast<mesh::KvAppendOp>(op)) {
+    // The shift passes tokens one row up (towards position 0).
+    if (append.getPolicy() == mesh::KvPolicy::shift)
+      families.push_back(makeFamily("hop_in_y", rt::Axis::Y,
+                                    rt::neighborPaths(h, false, interleave)));
   } else if (auto relayout = mlir::dyn_cast<mesh::RelayoutOp>(op)) {
     bool alongX = relayout.alongX();
     families.push_back(makeFamily(

@@ -30,6 +30,8 @@ public:
     result.gridHeight = program.getGrid().getHeight();
     result.gridWidth = program.getGrid().getWidth();
     result.interleave = program.getInterleave();
+    if (auto capacity = program.getKvCapacityTokens())
+      result.kvCapacityTokens = *capacity;
     for (Attribute entry : program.getOps()) {
       auto names = cast<ArrayAttr>(entry);
       result.ops.push_back({cast<StringAttr>(names[0]).str(),
@@ -68,7 +70,11 @@ public:
                                 input.getSourceShape().end());
       if (auto perm = input.getPermutation())
         tensor.permutation.assign(perm->begin(), perm->end());
-      tensor.padded = input.getPadded();
+      if (auto dim = input.getIndexDim()) {
+        tensor.indexDim = *dim;
+        tensor.indexMap.assign(input.getIndexMap()->begin(),
+                               input.getIndexMap()->end());
+      }
       if (auto file = input.getWeightFile()) {
         llvm::Expected<WeightData> weight = weights.load(*file, input.getName());
         if (!weight)
@@ -98,6 +104,11 @@ public:
         result.outputs.back().sourceShape.assign(shape->begin(), shape->end());
       if (auto perm = output.getPermutation())
         result.outputs.back().permutation.assign(perm->begin(), perm->end());
+      if (auto dim = output.getIndexDim()) {
+        result.outputs.back().indexDim = *dim;
+        result.outputs.back().indexMap.assign(output.getIndexMap()->begin(),
+                                              output.getIndexMap()->end());
+      }
     }
     return result;
   }

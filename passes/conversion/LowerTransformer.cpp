@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramLowering.h"
+#include "wafer/Support/KvCache.h"
 
 using namespace mlir;
 using namespace wafer;
@@ -115,24 +116,76 @@ LogicalResult ProgramLowering::lower(mesh::RopeOp op) {
 
 LogicalResult ProgramLowering::lower(mesh::KvAppendOp op) {
   Location loc = op.getLoc();
+  auto channels = channelsFor(op);
   auto cache = bufferFor(op.getCache()), entry = bufferFor(op.getNewEntry());
-  if (failed(cache) || failed(entry))
+  if (failed(channels) || failed(cache) || failed(entry))
+    return failure();
+  auto scratch = scratchFor(op, "kv" + std::to_string(opsInfo.size()));
+  if (failed(scratch))
     return failure();
   // The result is the cache, updated in place.
   buffers[op.getResult()] = *cache;
-  ArrayRef<int64_t> shape = op.getCache().getType().getShape();
-  int64_t perRow = ceilDiv(shape[2], h), dim = shape[3];
+  KvCacheLayout layout = getKvCacheLayout(op);
+  int64_t perRow = layout.slotsPerRow, dim = op.getCache().getType().getDimSize(3);
   int64_t heads = localElements(op.getNewEntry(), grid) / dim;
-  int64_t owner = op.getPosition() / perRow, slot = op.getPosition() % perRow;
-  when(loc, "ly == " + std::to_string(owner), [&] {
+  // Copies slot `from` of every local head of `src` (slots per head
+  // `srcSlots`) to slot `to` of `dst`'s heads.
+  auto copyHeads = [&](FlatSymbolRefAttr dst, int64_t dstSlots, std::string to,
+                       FlatSymbolRefAttr src, int64_t srcSlots,
+                       std::string from) {
     repeat(loc, std::to_string(heads), [&] {
       instructions.create<core::CopyOp>(
-          loc, *cache,
-          builder.getStringAttr(llvm::formatv("i * {0} + {1}", perRow, slot)),
-          *entry, builder.getStringAttr("i"), i64(dim));
+          loc, dst,
+          builder.getStringAttr(llvm::formatv("i * {0} + {1}", dstSlots, to)),
+          src,
+          builder.getStringAttr(llvm::formatv("i * {0} + {1}", srcSlots, from)),
+          i64(dim));
     });
+  };
+  int64_t q = layout.past / h, e = layout.past % h;
+  std::string bottom = "ly == " + std::to_string(h - 1);
+  if (layout.policy == mesh::KvPolicy::concat) {
+    // The bottom row appends after its tokens.
+    when(loc, bottom, [&] {
+      copyHeads(*cache, perRow, std::to_string(layout.countBefore(h - 1)),
+                *entry, 1, "0");
+    });
+    instructions.create<core::MarkOp>(loc,
+                                      recordOp(op, "kv_append", "concat"));
+    return success();
+  }
+  // Shift: the bottom e rows (one token more than the rows above) pass
+  // their oldest token to the row above and close the gap; the rows from
+  // H - e - 1 down take what arrives from below (the bottom row: the new
+  // token) into slot q.
+  if (e > 0) {
+    FlatSymbolRefAttr outgoing = scratch->lookup("_up"),
+                      incoming = scratch->lookup("_from_below");
+    FlatSymbolRefAttr north = (*channels)[0];
+    when(loc, llvm::formatv("ly >= {0}", h - e), [&] {
+      copyHeads(outgoing, 1, "0", *cache, perRow, "0");
+      instructions.create<core::SendOp>(loc, outgoing, north);
+      // Slots 1 .. q move down by one, head by head.
+      repeat(loc, std::to_string(heads * q), [&] {
+        instructions.create<core::CopyOp>(
+            loc, *cache,
+            builder.getStringAttr(llvm::formatv(
+                "(i / {0}) * {1} + i % {0}", q, perRow)),
+            *cache,
+            builder.getStringAttr(llvm::formatv(
+                "(i / {0}) * {1} + i % {0} + 1", q, perRow)),
+            i64(dim));
+      });
+    });
+    when(loc, llvm::formatv("ly >= {0} && ly < {1}", h - e - 1, h - 1), [&] {
+      instructions.create<core::RecvOp>(loc, incoming, north);
+      copyHeads(*cache, perRow, std::to_string(q), incoming, 1, "0");
+    });
+  }
+  when(loc, bottom, [&] {
+    copyHeads(*cache, perRow, std::to_string(q), *entry, 1, "0");
   });
-  instructions.create<core::MarkOp>(loc, recordOp(op, "kv_append", "concat"));
+  instructions.create<core::MarkOp>(loc, recordOp(op, "kv_append", "shift"));
   return success();
 }
 
@@ -198,18 +251,19 @@ LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
     return failure();
   ArrayRef<int64_t> cache = op.getKey().getType().getShape();
   int64_t dim = cache[3], perRow = ceilDiv(cache[2], h);
+  auto append = op.getKey().getDefiningOp<mesh::KvAppendOp>();
+  if (!append || op.getValue().getDefiningOp<mesh::KvAppendOp>() == nullptr)
+    return op.emitError("convert-mesh-to-core: decode attention reads KV "
+                        "caches a mesh.kv_append updated");
+  KvCacheLayout keys = getKvCacheLayout(append);
   int64_t kvHeads = localElements(op.getKey(), grid) / (perRow * dim);
   int64_t group = op.getQuery().getType().getShape()[2] / dim;
   int64_t queries = kvHeads * group;
   FlatSymbolRefAttr scores = scratch->lookup("_scores"),
                     max = scratch->lookup("_max"),
                     sum = scratch->lookup("_sum");
-  // Keys this row of cores holds: clamp(length - ly * perRow, 0, perRow).
-  std::string left =
-      llvm::formatv("({0} - ly * {1})", op.getLength(), perRow).str();
-  std::string valid = llvm::formatv("{0} * ({0} > 0) * ({0} <= {1}) + {1} * "
-                                    "({0} > {1})",
-                                    left, perRow);
+  // The keys this row of cores holds fill its first slots.
+  std::string valid = keys.countAfterExpr();
   auto scoring = rows(loc, core::RowKernel::attn_scores, {scores, *q, *k},
                       kvHeads, dim, perRow, group);
   scoring.setScalar(op.getScale());

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TfmToMeshPlanner.h"
+#include "wafer/Support/KvCache.h"
 
 using namespace mlir;
 using namespace wafer;
@@ -67,7 +68,8 @@ Value Planner::distributeWeight(Location loc, Value weight,
       loc, RankedTensorType::get(sourceShape, weightType.getElementType()),
       weight);
   auto distribute = builder.create<mesh::DistributeOp>(
-      loc, RankedTensorType::get(shape, elementType, layout), source, nullptr);
+      loc, RankedTensorType::get(shape, elementType, layout), source, nullptr,
+      nullptr, nullptr);
   if (!permutation.empty())
     distribute.setPermutation(permutation);
   return distribute.getResult();
@@ -328,17 +330,29 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
                         "KV cache append of a decode step (past input, new "
                         "heads, along positions)");
   int64_t h = grid.getHeight(), w = grid.getWidth();
-  auto cacheType = RankedTensorType::get(
-      type.getShape(), elementType,
-      layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
   Value past = op.getInputs()[0];
+  // Room for this step under either policy; mesh-shift-kv-cache may turn
+  // the concat planned here into the shift.
+  KvCacheLayout cacheLayout;
+  cacheLayout.rows = h;
+  cacheLayout.past = cast<RankedTensorType>(past.getType()).getDimSize(2);
+  cacheLayout.slotsPerRow = (cacheLayout.past + h - 1) / h + 1;
+  cacheLayout.policy = mesh::KvPolicy::concat;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[2] = h * cacheLayout.slotsPerRow;
+  auto cacheType = RankedTensorType::get(
+      shape, elementType, layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
+  SmallVector<int64_t> placement(shape[2], -1);
+  for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
+    placement[slot] = int64_t(position);
   auto cache = builder.create<mesh::DistributeOp>(op.getLoc(), cacheType, past,
-                                                  nullptr);
-  cache.setPadded(true);
-  int64_t position = cast<RankedTensorType>(past.getType()).getDimSize(2);
+                                                  nullptr, nullptr, nullptr);
+  cache.setIndexDim(2);
+  cache.setIndexMap(placement);
   auto append = builder.create<mesh::KvAppendOp>(
       op.getLoc(), cacheType, cache, plannedValues.lookup(op.getInputs()[1]),
-      builder.getI64IntegerAttr(position));
+      builder.getI64IntegerAttr(cacheLayout.past),
+      mesh::KvPolicyAttr::get(op.getContext(), cacheLayout.policy), nullptr);
   plannedValues[op.getResult()] = append.getResult();
   return success();
 }

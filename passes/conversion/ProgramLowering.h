@@ -15,6 +15,7 @@
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/LocationName.h"
+#include "wafer/Support/KvCache.h"
 #include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,7 +56,7 @@ public:
     builder.setInsertionPointToEnd(module.getBody());
     program = builder.create<core::ProgramOp>(
         main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
-        builder.getArrayAttr({}));
+        builder.getArrayAttr({}), nullptr);
     program.getBody().emplaceBlock();
     builder.setInsertionPointToEnd(&program.getBody().front());
     auto role = builder.create<core::RoleOp>(
@@ -89,7 +90,32 @@ public:
         return failure();
     }
     program.setOpsAttr(builder.getArrayAttr(opsInfo));
+    if (std::optional<int64_t> capacity = kvCapacityTokens())
+      program.setKvCapacityTokens(*capacity);
     return success();
+  }
+
+  /// Decode tokens the caches can take after this step: the slots still
+  /// empty, then whatever SRAM is left above the program's high-water, one
+  /// token of every cache at a time on the bottom row (concat) or spread
+  /// over all rows (shift).
+  std::optional<int64_t> kvCapacityTokens() {
+    int64_t perToken = 0;
+    std::optional<KvCacheLayout> layout;
+    main.walk([&](mesh::KvAppendOp append) {
+      perToken += bufferBytes(localElements(append.getNewEntry(), grid),
+                              elementOf(append));
+      layout = getKvCacheLayout(append);
+    });
+    if (!layout || perToken == 0)
+      return std::nullopt;
+    int64_t more = (target.getSramBytes() - memory.peakBytes) / perToken;
+    if (layout->policy == mesh::KvPolicy::concat)
+      return layout->slotsPerRow - layout->countAfter(h - 1) + more;
+    int64_t spare = 0;
+    for (int64_t row = 0; row < h; ++row)
+      spare += layout->slotsPerRow - layout->countAfter(row);
+    return spare + h * more;
   }
 
 private:
@@ -271,7 +297,7 @@ private:
         TypeAttr::get(op.getResult().getType()),
         bindings.getDenseI64ArrayAttr(sourceType.getShape()),
         op.getPermutationAttr(), nullptr, nullptr, nullptr,
-        op.getPaddedAttr());
+        op.getIndexDimAttr(), op.getIndexMapAttr());
     auto argumentName = [&](BlockArgument arg) {
       auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                      "tfm.name");
@@ -418,10 +444,12 @@ private:
       bindings.create<core::OutputOp>(
           op.getLoc(), *buffer, bindings.getStringAttr(name),
           TypeAttr::get(sourceType),
-          shape == sourceType.getShape() && !collect.getPermutation()
+          shape == sourceType.getShape() && !collect.getPermutation() &&
+                  !collect.getIndexDim()
               ? nullptr
               : bindings.getDenseI64ArrayAttr(shape),
-          collect.getPermutationAttr());
+          collect.getPermutationAttr(), collect.getIndexDimAttr(),
+          collect.getIndexMapAttr());
     }
     return success();
   }

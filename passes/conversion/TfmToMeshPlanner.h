@@ -10,6 +10,7 @@
 
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Support/KvCache.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -161,7 +162,7 @@ private:
       }
       auto distribute =
           builder.create<mesh::DistributeOp>(user->getLoc(), type, source,
-                                             nullptr);
+                                             nullptr, nullptr, nullptr);
       if (!permutation.empty())
         distribute.setPermutation(permutation);
       return distribute.getResult();
@@ -388,11 +389,17 @@ private:
       if (isHostValue(v))
         continue;
       auto collect = builder.create<mesh::CollectOp>(
-          op.getLoc(), v.getType(), plannedValues.lookup(v), nullptr);
+          op.getLoc(), v.getType(), plannedValues.lookup(v), nullptr,
+          nullptr, nullptr);
       // Prefill keys and values are planned positions first; the graph
       // returns them heads first.
       if (headsFirst.contains(v))
         collect.setPermutation(ArrayRef<int64_t>{1, 0, 2});
+      // A KV cache returns its positions out of its slots.
+      if (auto append = collect.getSource().getDefiningOp<mesh::KvAppendOp>()) {
+        collect.setIndexDim(2);
+        collect.setIndexMap(getKvCacheLayout(append).presentSlots());
+      }
       operand.set(collect.getResult());
     }
     return success();

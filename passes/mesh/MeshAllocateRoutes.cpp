@@ -144,7 +144,8 @@ struct MeshAllocateRoutesPass
     }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<mesh::GemmOp, mesh::RelayoutOp, mesh::AttentionOp>(op) ||
+      if (isa<mesh::GemmOp, mesh::RelayoutOp, mesh::AttentionOp,
+              mesh::KvAppendOp>(op) ||
           getAllreduceUse(op, grid))
         ops.push_back(op);
     });

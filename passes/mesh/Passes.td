@@ -27,6 +27,32 @@ def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
   }];
 }
 
+def MeshShiftKvCache : Pass<"mesh-shift-kv-cache", "mlir::func::FuncOp"> {
+  let summary = "Stores new KV tokens with the balanced upward shift";
+  let description = [{
+    The planner appends a decode step's key and value to the bottom row of
+    their caches (`concat`, the baseline: paper Figure 5). This pass
+    switches every mesh.kv_append to the shift of paper section 4.3: the
+    token enters the bottom row and every row holding one token more than
+    the row above passes its oldest token one row up, so the cache stays
+    balanced over all rows and its capacity grows with the grid height.
+    The present caches the graph returns are read from their new slots.
+
+    Before (4 rows of 4 slots, 9 past tokens held 2, 2, 2, 3):
+    ```mlir
+    %k = mesh.kv_append %past, %new {position = 9 : i64, policy = #mesh.kv_policy<concat>} ...
+    %r = mesh.collect %k {index_dim = 2 : i64,
+                          index_map = array<i64: 0, 1, 4, 5, 8, 9, 12, 13, 14, 15>} ...
+    ```
+    After (rows hold 2, 2, 3, 3):
+    ```mlir
+    %k = mesh.kv_append %past, %new {position = 9 : i64, policy = #mesh.kv_policy<shift>} ...
+    %r = mesh.collect %k {index_dim = 2 : i64,
+                          index_map = array<i64: 0, 1, 4, 5, 8, 9, 10, 12, 13, 14>} ...
+    ```
+  }];
+}
+
 def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
   let summary = "Assigns routing colors to every communicating op";
   let description = [{

@@ -22,6 +22,8 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
   pm.addPass(createConvertTfmToMesh(convert));
+  if (options.kv == "shift")
+    pm.addNestedPass<func::FuncOp>(createMeshShiftKvCache());
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshAllocateRoutes());
   pm.addPass(createMeshCheckMemory());
@@ -50,6 +52,14 @@ struct CompilePipelineOptions
   Option<std::string> dtype{
       *this, "dtype", llvm::cl::desc("Element type on the grid: f32 or f16"),
       llvm::cl::init("f32")};
+  Option<wafer::mesh::KvPolicy> kv{
+      *this, "kv", llvm::cl::desc("KV cache policy"),
+      llvm::cl::init(wafer::mesh::KvPolicy::shift),
+      llvm::cl::values(
+          clEnumValN(wafer::mesh::KvPolicy::shift, "shift",
+                     "balanced upward shift (mesh-shift-kv-cache)"),
+          clEnumValN(wafer::mesh::KvPolicy::concat, "concat",
+                     "append to the bottom row (baseline)"))};
 };
 } // namespace
 
@@ -60,6 +70,7 @@ void wafer::registerPipelines() {
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
                                   options.allreduce, options.ktreeK,
-                                  options.dtype});
+                                  options.dtype,
+                                  mesh::stringifyKvPolicy(options.kv).str()});
       });
 }

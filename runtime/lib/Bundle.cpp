@@ -132,7 +132,8 @@ public:
     auto root = fb::CreateBundle(
         b, p.version, target, p.gridHeight, p.gridWidth, p.interleave,
         b.CreateVector(buffers), b.CreateVector(channels),
-        b.CreateVector(roles), inputs, outputs, b.CreateVector(ops));
+        b.CreateVector(roles), inputs, outputs, b.CreateVector(ops),
+        p.kvCapacityTokens);
     fb::FinishBundleBuffer(b, root);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());
@@ -165,7 +166,8 @@ private:
           b, b.CreateString(t.name), b.CreateVector(t.shape),
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
-          b.CreateVector(t.data), b.CreateString(t.gatherIds), t.padded));
+          b.CreateVector(t.data), b.CreateString(t.gatherIds),
+          int32_t(t.indexDim), b.CreateVector(t.indexMap)));
     }
     return b.CreateVector(out);
   }
@@ -221,6 +223,7 @@ public:
     p.gridHeight = in.grid_height();
     p.gridWidth = in.grid_width();
     p.interleave = in.interleave();
+    p.kvCapacityTokens = in.kv_capacity_tokens();
     if (in.buffers())
       for (const fb::Buffer *buf : *in.buffers()) {
         if (buf->dtype() != fb::DType::F32 && buf->dtype() != fb::DType::F16)
@@ -314,7 +317,8 @@ private:
       t.permutation = vec(in->permutation());
       t.data = vec(in->data());
       t.gatherIds = str(in->gather_ids());
-      t.padded = in->padded();
+      t.indexDim = in->index_dim();
+      t.indexMap = vec(in->index_map());
       out.push_back(std::move(t));
     }
     return Error::success();
@@ -696,6 +700,15 @@ private:
       int64_t elements = 1, returned = 1;
       for (int64_t d : t.shape)
         elements *= d;
+      if (t.indexDim >= 0) {
+        if (t.indexDim >= int64_t(t.shape.size()))
+          return fail("index map dimension out of range");
+        for (int64_t index : t.indexMap)
+          if (index < 0 || index >= t.shape[t.indexDim])
+            return fail("index map entry outside the tensor");
+        elements = elements / std::max<int64_t>(t.shape[t.indexDim], 1) *
+                   int64_t(t.indexMap.size());
+      }
       for (int64_t d : t.sourceShape)
         if (d < 0 || !fits(returned, d, kMaxSize))
           return fail("returned shape too large");
@@ -720,15 +733,20 @@ private:
     if (srcRank > t.shape.size())
       return fail("source has more dimensions than the placed tensor");
     size_t lead = t.shape.size() - srcRank;
-    if (t.padded && lead != 0)
-      return fail("a padded source needs the placed tensor's rank");
+    bool mapped = t.indexDim >= 0;
+    if (mapped && (lead != 0 || t.indexDim >= int64_t(srcRank) ||
+                   int64_t(t.indexMap.size()) != t.shape[t.indexDim]))
+      return fail("index map does not fit the placed tensor");
     int64_t count = 1;
     for (size_t j = 0; j < srcRank; ++j) {
       int64_t dim = t.sourceShape[t.permutation.empty() ? j : t.permutation[j]];
-      if (t.padded ? dim < 0 || dim > t.shape[j]
-                   : dim < 0 || (dim != 1 && dim != t.shape[lead + j]))
-        return fail(t.padded ? "source is larger than the placed shape"
-                             : "source does not broadcast to the placed shape");
+      if (mapped && int64_t(j) == t.indexDim) {
+        for (int64_t index : t.indexMap)
+          if (index < -1 || index >= dim)
+            return fail("index map entry outside the source");
+      } else if (dim < 0 || (dim != 1 && dim != t.shape[lead + j])) {
+        return fail("source does not broadcast to the placed shape");
+      }
       count *= t.sourceShape[j];
     }
     if (!t.gatherIds.empty()) {

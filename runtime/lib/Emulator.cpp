@@ -48,6 +48,10 @@ json::Value statsToJSON(const RunStats &stats) {
                       {"seconds", stats.seconds},
                       {"max_sram_bytes_per_core", stats.maxSramBytesPerCore},
                       {"max_routes_per_core", stats.maxRoutesPerCore},
+                      {"kv_capacity_tokens",
+                       stats.kvCapacityTokens < 0
+                           ? json::Value(nullptr)
+                           : json::Value(stats.kvCapacityTokens)},
                       {"messages", stats.messages},
                       {"link_words", stats.linkWords},
                       {"ops", std::move(ops)}};
@@ -940,6 +944,7 @@ RunResult Emulator::finish() {
   s.seconds = double(s.cycles) / t.clockHz;
   s.maxSramBytesPerCore = sramBytes;
   s.maxRoutesPerCore = maxRoutes;
+  s.kvCapacityTokens = p.kvCapacityTokens;
   s.messages = totalMessages;
   s.linkWords = linkWords;
   int64_t previousEnd = 0;
@@ -976,6 +981,25 @@ RunResult Emulator::finish() {
                                 a.data[global] = src[local];
                             });
       }
+    if (out.indexDim >= 0) {
+      // Host-side gather along one dimension.
+      NDArray gathered;
+      gathered.shape = a.shape;
+      int64_t d = out.indexDim, extent = a.shape[d];
+      gathered.shape[d] = int64_t(out.indexMap.size());
+      int64_t inner = 1, outer = 1;
+      for (size_t i = d + 1; i < a.shape.size(); ++i)
+        inner *= a.shape[i];
+      for (int64_t i = 0; i < d; ++i)
+        outer *= a.shape[i];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t index : out.indexMap)
+          gathered.data.insert(gathered.data.end(),
+                               a.data.begin() + (o * extent + index) * inner,
+                               a.data.begin() + (o * extent + index + 1) *
+                                                    inner);
+      a = std::move(gathered);
+    }
     if (!out.permutation.empty()) {
       // Host-side transpose: element at placed coordinates c goes to
       // coordinates c permuted.

@@ -102,10 +102,10 @@ int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
     size_t s = tensor.permutation.empty() ? j : size_t(tensor.permutation[j]);
     if (s >= srcRank)
       continue;
-    if (tensor.padded) {
-      if (coord[lead + j] >= src[s])
+    if (int64_t(j) == tensor.indexDim) {
+      srcCoord[s] = tensor.indexMap[coord[lead + j]];
+      if (srcCoord[s] < 0)
         return -1;
-      srcCoord[s] = coord[lead + j];
     } else if (src[s] != 1) {
       srcCoord[s] = coord[lead + j];
     }

@@ -68,8 +68,8 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
     extents = {product({m, n}), product({m, k})};
     break;
   case Opcode::FlashStep:
-    extents = {product({m, k, g * n}), product({2, m, k, g}),
-               product({m, k, g * n}), product({2, m, k, n})};
+    extents = {product({m, k, g, n}), product({2, m, k, g}),
+               product({m, k, g, n}), product({2, m, k, n})};
     break;
   default:
     return fail("not a row instruction");

@@ -3,6 +3,7 @@
 //   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
 //             [--gemm meshgemm|cannon|summa|allgather]
 //             [--allreduce ktree|pipeline|ring] [--ktree-k K] [--dtype f32|f16]
+//             [--kv shift|concat] [--phase prefill|decode]
 //             --inputs in.npz --outputs out.npz
 //             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
@@ -25,6 +26,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -62,6 +65,22 @@ static cl::opt<std::string> dtypeOption(
     cl::desc("Element type on the grid: f32, or f16 (storage, link words "
              "and MAC rate of f16; inputs and outputs stay f32)"),
     cl::init("f32"), cl::sub(runCommand));
+static cl::opt<mesh::KvPolicy> kvOption(
+    "kv", cl::desc("KV cache policy of decode graphs"),
+    cl::values(clEnumValN(mesh::KvPolicy::shift, "shift",
+                          "balanced upward shift (paper section 4.3)"),
+               clEnumValN(mesh::KvPolicy::concat, "concat",
+                          "append to the bottom row (baseline)")),
+    cl::init(mesh::KvPolicy::shift), cl::sub(runCommand));
+enum class Phase { automatic, prefill, decode };
+static cl::opt<Phase> phaseOption(
+    "phase",
+    cl::desc("What one run of the model is, for tokens/s per request "
+             "(default: decode when the token ids hold one token)"),
+    cl::values(clEnumValN(Phase::prefill, "prefill",
+                          "the prompt: every token id is a token"),
+               clEnumValN(Phase::decode, "decode", "one generated token")),
+    cl::init(Phase::automatic), cl::sub(runCommand));
 static cl::opt<std::string> inputsPath("inputs", cl::desc("Inputs .npz"),
                                        cl::sub(runCommand),
                                        cl::sub(evalCommand));
@@ -117,7 +136,8 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
                              "--grid HxW is required to compile a model");
   mlir::PassManager pm(&context);
   buildCompilePipeline(pm, {gridOption, targetOption, gemmOption,
-                            allreduceOption, ktreeOption, dtypeOption});
+                            allreduceOption, ktreeOption, dtypeOption,
+                            mesh::stringifyKvPolicy(kvOption).str()});
   if (mlir::failed(pm.run(**module)))
     return createStringError(inconvertibleErrorCode(),
                              firstError.empty() ? "compilation failed"
@@ -137,7 +157,37 @@ static Expected<rt::Program> loadModel(StringRef path) {
   return compileOnnx(path);
 }
 
-static void printReport(const rt::Program &program, const rt::RunStats &stats) {
+/// The phase a run stands for and the tokens it yields: a prefill the
+/// number of token ids, a decode step one token.
+struct PhaseTokens {
+  StringRef phase;
+  int64_t tokens = 1;
+};
+
+/// None for a model without token ids when no --phase was given.
+static Expected<std::optional<PhaseTokens>>
+phaseTokens(const rt::Program &program, const rt::NDArrayMap &inputs) {
+  int64_t ids = -1;
+  for (const rt::HostTensor &in : program.inputs)
+    if (!in.gatherIds.empty())
+      if (auto it = inputs.find(in.gatherIds); it != inputs.end())
+        ids = it->second.elements();
+  Phase phase = phaseOption;
+  if (phase == Phase::automatic && ids < 0)
+    return std::nullopt;
+  if (phase == Phase::automatic)
+    phase = ids == 1 ? Phase::decode : Phase::prefill;
+  if (phase == Phase::decode)
+    return PhaseTokens{"decode", 1};
+  if (ids < 1)
+    return createStringError(inconvertibleErrorCode(),
+                             "--phase prefill needs a model that embeds "
+                             "token ids");
+  return PhaseTokens{"prefill", ids};
+}
+
+static void printReport(const rt::Program &program, const rt::RunStats &stats,
+                        const std::optional<PhaseTokens> &phase) {
   outs() << formatv("grid {0}x{1} on {2}: {3} cycles = {4:e3} s at {5:e2} Hz\n",
                     program.gridHeight, program.gridWidth, program.target.name,
                     stats.cycles, stats.seconds, program.target.clockHz);
@@ -145,6 +195,15 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats) {
                     "core {2} (of {3})\n",
                     stats.maxSramBytesPerCore, program.target.sramBytes,
                     stats.maxRoutesPerCore, program.target.routesPerCore);
+  if (stats.kvCapacityTokens >= 0)
+    outs() << formatv("KV caches take {0} more decode tokens before a core's "
+                      "SRAM overflows\n",
+                      stats.kvCapacityTokens);
+  if (phase)
+    outs() << formatv("{0}: {1} token(s) per run, {2:f1} tokens/s per "
+                      "request\n",
+                      phase->phase, phase->tokens,
+                      phase->tokens / stats.seconds);
   for (const rt::OpStats &op : stats.ops)
     outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles ({4} compute)\n",
                       op.name, op.kind, op.algorithm, op.cycles,
@@ -166,6 +225,9 @@ static int run() {
       rt::runProgram(*program, inputs, {threadsOption});
   if (!result)
     return fail(toString(result.takeError()));
+  Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
+  if (!phase)
+    return fail(toString(phase.takeError()));
   if (!outputsPath.empty())
     if (Error error = rt::writeNpz(outputsPath, result->outputs))
       return fail(toString(std::move(error)));
@@ -174,9 +236,17 @@ static int run() {
     raw_fd_ostream os(statsPath, ec, sys::fs::OF_Text);
     if (ec)
       return fail(statsPath + ": cannot write: " + ec.message());
-    os << formatv("{0:2}", rt::statsToJSON(result->stats)) << "\n";
+    json::Value stats = rt::statsToJSON(result->stats);
+    if (*phase) {
+      json::Object *object = stats.getAsObject();
+      object->try_emplace("phase", (*phase)->phase);
+      object->try_emplace("tokens", (*phase)->tokens);
+      object->try_emplace("tokens_per_second",
+                          (*phase)->tokens / result->stats.seconds);
+    }
+    os << formatv("{0:2}", stats) << "\n";
   }
-  printReport(*program, result->stats);
+  printReport(*program, result->stats, *phase);
   return 0;
 }
 

@@ -35,6 +35,8 @@ struct CompileOptions {
   std::string allreduce = "ktree";
   int64_t ktreeK = 2;
   std::string dtype = "f32";
+  /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
+  std::string kv = "shift";
 };
 
 /// Adds tfm-fold-shapes, tfm-raise-transformer, convert-tfm-to-mesh,

@@ -311,3 +311,481 @@ func.func @outside() {
   core.mark 0
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// core.rows
+//===----------------------------------------------------------------------===//
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{names unknown buffer @nope}}
+    core.rows <reduce_sum> [@a, @nope] {m = 1 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+2 {{expected ::wafer::core::RowKernel to be one of: reduce_sum, reduce_sumsq, reduce_max, rms_scale, rope, attn_scores, softmax_exp, attn_values, div_rows, regrid, flash_step}}
+    // expected-error @+1 {{failed to parse Core_RowKernelAttr parameter 'value'}}
+    core.rows <softmax> [@a, @b] {m = 1 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{sizes out of range}}
+    core.rows <reduce_sum> [@a, @b] {m = -1 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{sizes out of range}}
+    core.rows <attn_values> [@a, @b, @b] {m = 1 : i64, groups = 0 : i64, k = 1 : i64, n = 1 : i64}
+  }
+}
+
+// -----
+
+// Each size is in range but m * n = 2^41 is not.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{sizes too large}}
+    core.rows <softmax_exp> [@a, @b] {m = 2097152 : i64, n = 1048576 : i64}
+  }
+}
+
+// -----
+
+// rms_scale divides by k, the normalised length.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[8] : f32 at 0
+  core.buffer @x[8] : f32 at 32
+  core.buffer @s[2] : f32 at 64
+  core.buffer @w[4] : f32 at 72
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{count must be positive}}
+    core.rows <rms_scale> [@o, @x, @s, @w] {m = 2 : i64, k = 0 : i64, n = 4 : i64, scalar = 1.0e-05 : f64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[6] : f32 at 0
+  core.buffer @c[2] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{dimension 3 is odd}}
+    core.rows <rope> [@o, @o, @c, @c] {m = 1 : i64, k = 2 : i64, n = 3 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{regrid needs positive rows and widths}}
+    core.rows <regrid> [@a, @b] {m = 0 : i64, groups = 2 : i64, k = 2 : i64, n = 2 : i64, valid = "0", position = "lx"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.buffer @c[4] : f32 at 32
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{needs 2 buffers, has 3}}
+    core.rows <reduce_sum> [@a, @b, @c] {m = 1 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[8] : f32 at 0
+  core.buffer @x[8] : f32 at 32
+  core.buffer @s[2] : f32 at 64
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{needs 4 buffers, has 3}}
+    core.rows <rms_scale> [@o, @x, @s] {m = 2 : i64, k = 4 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffer @b has 4 elements, needs 6}}
+    core.rows <reduce_sum> [@a, @b] {m = 2 : i64, n = 3 : i64}
+  }
+}
+
+// -----
+
+// attn_scores writes m * groups * k scores.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[16] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffer @s has 6 elements, needs 8}}
+    core.rows <attn_scores> [@s, @q, @k] {m = 1 : i64, groups = 2 : i64, k = 4 : i64, n = 4 : i64, scalar = 5.000000e-01 : f64, valid = "4"}
+  }
+}
+
+// -----
+
+// flash_step keeps a running sum and max per query: 2 * m * k * groups.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @ml[4] : f32 at 256
+  core.buffer @q[64] : f32 at 272
+  core.buffer @kv[64] : f32 at 528
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffer @ml has 4 elements, needs 8}}
+    core.rows <flash_step> [@o, @ml, @q, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, valid = "0", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel takes no `valid`}}
+    core.rows <reduce_max> [@a, @b] {m = 1 : i64, n = 4 : i64, valid = "1"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `valid`}}
+    core.rows <attn_scores> [@s, @q, @k] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel takes no `position`}}
+    core.rows <attn_scores> [@s, @q, @k] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 4 : i64, valid = "3", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @ml[8] : f32 at 256
+  core.buffer @q[64] : f32 at 288
+  core.buffer @kv[64] : f32 at 544
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `valid`}}
+    core.rows <flash_step> [@o, @ml, @q, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, scalar = 2.500000e-01 : f64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @ml[8] : f32 at 256
+  core.buffer @q[64] : f32 at 288
+  core.buffer @kv[64] : f32 at 544
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `position`}}
+    core.rows <flash_step> [@o, @ml, @q, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, valid = "ly * 2"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `position`}}
+    core.rows <regrid> [@a, @b] {m = 1 : i64, groups = 2 : i64, k = 2 : i64, n = 2 : i64, valid = "(lx + 1) % W"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel takes no `position`}}
+    core.rows <div_rows> [@a, @b] {m = 1 : i64, n = 4 : i64, position = "0"}
+  }
+}
+
+// -----
+
+// dst holds slots of m * n = 4 elements: 6 is not a whole number of them.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @d[6] : f32 at 0
+  core.buffer @s[6] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{regrid buffers must hold whole slots}}
+    core.rows <regrid> [@d, @s] {m = 2 : i64, groups = 2 : i64, k = 3 : i64, n = 2 : i64, valid = "(lx + 1) % W", position = "lx"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @d[4] : f32 at 0
+  core.buffer @s[6] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 0 and 1 must not alias}}
+    core.rows <regrid> [@d, @d] {m = 2 : i64, groups = 2 : i64, k = 2 : i64, n = 2 : i64, valid = "(lx + 1) % W", position = "lx"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[6] : f32 at 0
+  core.buffer @p[6] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 0 and 2 must not alias}}
+    core.rows <attn_values> [@o, @p, @o] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 2 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[12] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 0 and 2 must not alias}}
+    core.rows <attn_scores> [@s, @q, @s] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 2 : i64, valid = "3"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @ml[8] : f32 at 256
+  core.buffer @kv[64] : f32 at 288
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 0 and 2 must not alias}}
+    core.rows <flash_step> [@o, @ml, @o, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, valid = "0", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{expression '9 - ly *'}}
+    core.rows <attn_scores> [@s, @q, @k] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 4 : i64, valid = "9 - ly *"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @ml[8] : f32 at 256
+  core.buffer @q[64] : f32 at 288
+  core.buffer @kv[64] : f32 at 544
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{unknown variable 'row'}}
+    core.rows <flash_step> [@o, @ml, @q, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, valid = "ly * 2", position = "row * 2"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[2] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers must have the same size}}
+    core.elementwise <max> @a, @a, @b
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[2] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers must have the same size}}
+    core.elementwise <swiglu> @a, @b, @a
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// core.input {gather_ids, index_dim, index_map}, core.output {result_shape}
+//===----------------------------------------------------------------------===//
+
+// gather_ids selects rows of an initializer: the table comes from a weight file.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @e[8] : f32 at 0
+  // expected-error @+1 {{gathers rows of a weight: needs weight_file}}
+  core.input @e {name = "embed.weight", gather_ids = "input_ids", source_shape = array<i64: 1, 8>, type = tensor<1x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_dim and index_map go together}}
+  core.input @c {name = "past", index_dim = 0 : i64, source_shape = array<i64: 4, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_dim and index_map go together}}
+  core.input @c {name = "past", index_map = array<i64: 0, 1, -1, 2, 3, -1>, source_shape = array<i64: 4, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+// One entry per placed coordinate: 6, not 5.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_map does not fit the placed tensor}}
+  core.input @c {name = "past", index_dim = 0 : i64, index_map = array<i64: 0, 1, -1, 2, 3>, source_shape = array<i64: 4, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_map does not fit the placed tensor}}
+  core.input @c {name = "past", index_dim = 2 : i64, index_map = array<i64: 0, 1, -1, 2, 3, -1>, source_shape = array<i64: 4, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_map does not fit the placed tensor}}
+  core.input @c {name = "past", index_dim = -1 : i64, index_map = array<i64: 0, 1, -1, 2, 3, -1>, source_shape = array<i64: 4, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+// The source must have the placed tensor's rank.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_map does not fit the placed tensor}}
+  core.input @c {name = "past", index_dim = 0 : i64, index_map = array<i64: 0, 1, -1, 2, 3, -1>, source_shape = array<i64: 32>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @y[32] : f32 at 0
+  // expected-error @+1 {{result_shape must hold the tensor's elements}}
+  core.output @y {name = "logits", result_shape = array<i64: 1, 1, 30>, type = tensor<1x32xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+// The gathered output has 5 of the 6 rows: 40 elements.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @y[48] : f32 at 0
+  // expected-error @+1 {{result_shape must hold the tensor's elements}}
+  core.output @y {name = "present", index_dim = 0 : i64, index_map = array<i64: 0, 1, 3, 4, 5>, result_shape = array<i64: 1, 6, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[64] : f32 at 0
+  core.buffer @q[64] : f32 at 256
+  core.buffer @kv[64] : f32 at 512
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 1 and 2 must not alias}}
+    core.rows <flash_step> [@o, @q, @q, @kv] {m = 2 : i64, groups = 2 : i64, k = 1 : i64, n = 16 : i64, valid = "0", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @o[8] : f32 at 0
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffers 0 and 1 must not alias}}
+    core.rows <softmax_exp> [@o, @o] {m = 2 : i64, n = 4 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @y[48] : f32 at 0
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+  // expected-error @+1 {{index_dim and index_map go together}}
+  core.output @y {name = "c", index_dim = 5 : i64, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @y[48] : f32 at 0
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+  // expected-error @+1 {{permutation is not a permutation}}
+  core.output @y {name = "c", permutation = array<i64: 0, 0>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  core.buffer @y[48] : f32 at 0
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+  // expected-error @+1 {{index_map entry 9 is outside the tensor}}
+  core.output @y {name = "c", index_dim = 0 : i64, index_map = array<i64: 0, 9>, result_shape = array<i64: 2, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}

@@ -35,6 +35,8 @@ struct RunStats {
   double seconds = 0;
   int64_t maxSramBytesPerCore = 0;
   int64_t maxRoutesPerCore = 0;
+  /// From the program (-1: no KV cache).
+  int64_t kvCapacityTokens = -1;
   /// Messages injected into the fabric.
   int64_t messages = 0;
   /// 32-bit words summed over every link a message crossed (fabric load).

@@ -250,10 +250,13 @@ struct HostTensor {
   /// is then the rows of the table `data` ([rows, sourceShape.back()])
   /// those ids select, of shape sourceShape (the ids' shape + [dim]).
   std::string gatherIds;
-  /// Inputs only: instead of broadcasting, the (permuted) source fills the
-  /// leading part of every placed dimension and the rest is zero (a past
-  /// KV cache placed into the cache of the present length).
-  bool padded = false;
+  /// A gather along dimension `indexDim` (-1: none). Inputs: placed
+  /// coordinate j reads source coordinate indexMap[j] (-1: zero; where a
+  /// past KV cache's positions go among the cache's slots). Outputs: the
+  /// returned tensor's coordinate i reads placed coordinate indexMap[i],
+  /// before `permutation` and the reshape to `sourceShape`.
+  int64_t indexDim = -1;
+  std::vector<int64_t> indexMap;
 };
 
 /// One mesh op, for the per-op statistics.
@@ -276,6 +279,9 @@ struct Program {
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> outputs;
   std::vector<OpInfo> ops;
+  /// Decode tokens the KV caches can still take before some core's SRAM
+  /// overflows (-1: the program has no KV cache).
+  int64_t kvCapacityTokens = -1;
 };
 
 } // namespace wafer::rt

@@ -1,0 +1,42 @@
+//===- KvCache.h - Where a KV cache keeps its tokens ------------*- C++ -*-===//
+//
+// The slots of a mesh.kv_append's cache ([1, KVH, H x C, D], C slots per
+// row of cores) that hold each token before and after the step, for the
+// concat and shift policies: the planner places the past and reads the
+// present with these, the lowering moves tokens by them and the attention
+// masks the slots they leave empty.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_SUPPORT_KVCACHE_H
+#define WAFER_SUPPORT_KVCACHE_H
+
+#include "wafer/Dialect/Mesh/MeshOps.h"
+
+#include <string>
+#include <vector>
+
+namespace wafer {
+
+struct KvCacheLayout {
+  int64_t rows = 1, slotsPerRow = 1, past = 0;
+  mesh::KvPolicy policy = mesh::KvPolicy::shift;
+
+  /// Tokens row r holds before the step: balanced, the extra ones at the
+  /// bottom.
+  int64_t countBefore(int64_t row) const;
+  /// ... and after it.
+  int64_t countAfter(int64_t row) const;
+  /// The slot of each past position before the step.
+  std::vector<int64_t> pastSlots() const;
+  /// The slot of each position 0 .. past (the new token last) after it.
+  std::vector<int64_t> presentSlots() const;
+  /// countAfter as an expression of the row `ly`.
+  std::string countAfterExpr() const;
+};
+
+/// The layout of a mesh.kv_append.
+KvCacheLayout getKvCacheLayout(mesh::KvAppendOp op);
+
+} // namespace wafer
+
+#endif // WAFER_SUPPORT_KVCACHE_H
