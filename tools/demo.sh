@@ -7,7 +7,12 @@
 #  2. compares the algorithms at a larger size in f16 (GEMM 512 on 64x64,
 #     GEMV 4096 on 128x128): modeled cycles side by side;
 #  3. exports the tiny LLaMA (prefill and decode), imports it, raises it to
-#     transformer ops and evaluates it on the host against ONNX Runtime.
+#     transformer ops and evaluates it on the host against ONNX Runtime;
+#  4. compiles the tiny LLaMA's prefill and decode graphs onto emulated
+#     grids (WaferLLM plans: MeshGEMM + shift attention for prefill, K-tree
+#     GEMVs + shift KV cache for decode, and the baselines) and runs them:
+#     the check against ONNX Runtime, the per-op cycles, the SRAM and route
+#     high-water, the KV capacity (shift vs concat) and tokens/s per request.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
@@ -68,5 +73,32 @@ for graph in prefill decode; do
   "$py" test/e2e/run_llama.py build/bin "$work/tiny" "$graph" "$work/tiny.work" \
     || status=1
 done
-echo "(running whole LLaMA graphs on the mesh is not implemented yet)"
+echo
+# graph grid label "options": one whole-model run checked against ORT.
+run_llama() {
+  local graph=$1 grid=$2 label=$3 options=$4
+  echo "== tiny LLaMA $graph on a $grid grid, $label"
+  # shellcheck disable=SC2086
+  build/bin/wafer-run run "$work/tiny/$graph.onnx" --grid "$grid" \
+    --phase "$graph" --threads 2 --inputs "$work/tiny/inputs_$graph.npz" \
+    --outputs "$work/tiny.$graph.out.npz" $options | sed 's/^/    /'
+  "$py" - "$work/tiny.$graph.out.npz" "$work/tiny.work/$graph.ort.npz" <<'PY' || status=1
+import sys
+sys.path.insert(0, "python")
+from wafer import testing
+err = testing.compare(sys.argv[1], sys.argv[2])
+ok = err <= 1e-4
+print(f"    check vs ONNX Runtime (logits and present KV): max error / max "
+      f"|reference| = {err:.2e} (tolerance 1e-4): {'PASS' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
+PY
+  echo
+}
+run_llama prefill 8x8 "WaferLLM prefill (MeshGEMM, shift attention)" "--gemm meshgemm"
+run_llama prefill 8x8 "baseline (SUMMA)" "--gemm summa"
+run_llama prefill 6x10 "non-square grid (MeshGEMM with lcm relayouts)" "--gemm meshgemm"
+run_llama decode 8x8 "WaferLLM decode (K-tree GEMV, shift KV cache)" \
+  "--allreduce ktree --ktree-k 2 --kv shift"
+run_llama decode 8x8 "baselines (pipeline allreduce, concat KV cache)" \
+  "--allreduce pipeline --kv concat"
 exit $status

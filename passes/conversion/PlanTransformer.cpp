@@ -381,7 +381,8 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
   Value q = plannedValues.lookup(op.getQuery()),
         k = plannedValues.lookup(op.getKey()),
         v = plannedValues.lookup(op.getValue());
-  int64_t length = cast<RankedTensorType>(k.getType()).getDimSize(2);
+  // Tokens in the caches after this step (the caches hold more slots).
+  int64_t length = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
   int64_t group = cast<RankedTensorType>(q.getType()).getDimSize(2);
   auto attention = builder.create<mesh::AttentionOp>(
       op.getLoc(), q.getType(), q, k, v, op.getScaleAttr(),

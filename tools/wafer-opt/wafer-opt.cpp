@@ -4,13 +4,9 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
-  wafer::registerTfmFoldShapes();
-  wafer::registerTfmRaiseTransformer();
-  wafer::registerConvertTfmToMesh();
-  wafer::registerConvertMeshToCore();
-  wafer::registerMeshPlaceInterleave();
-  wafer::registerMeshAllocateRoutes();
-  wafer::registerMeshCheckMemory();
+  wafer::registerTfmPasses();
+  wafer::registerMeshPasses();
+  wafer::registerConversionPasses();
   wafer::registerPipelines();
   mlir::DialectRegistry registry;
   registry.insert<wafer::tfm::TfmDialect, wafer::mesh::MeshDialect,

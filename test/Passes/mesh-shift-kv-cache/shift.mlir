@@ -1,0 +1,29 @@
+// RUN: wafer-opt %s --mesh-shift-kv-cache | FileCheck %s
+// RUN: wafer-opt %s --mesh-shift-kv-cache --mesh-allocate-routes --convert-mesh-to-core | FileCheck %s --check-prefix=LOWER
+
+// 4 rows of 4 slots; the 9 past tokens are held 2, 2, 2, 3 (extras at the
+// bottom). Concat appends token 9 to the bottom row (2, 2, 2, 4); the
+// shift leaves 2, 2, 3, 3: the bottom row passes its oldest token (8) up.
+// CHECK: mesh.kv_append {{.*}}policy = #mesh.kv_policy<shift>
+// CHECK: mesh.collect {{.*}}index_map = array<i64: 0, 1, 4, 5, 8, 9, 10, 12, 13, 14>
+
+// The bottom row sends its oldest token north and closes the gap; the row
+// above takes it into slot 2; the bottom row stores the new token there.
+// LOWER: kv_capacity_tokens = {{[0-9]+}} : i64, ops = {{\[\["kv_append0", "kv_append", "shift"\]\]}}
+// LOWER: core.channel @hop_in_y
+// LOWER: core.when "ly >= 3" {
+// LOWER: core.send @kv0_up on @hop_in_y
+// LOWER: core.when "ly >= 2 && ly < 3" {
+// LOWER-NEXT: core.recv @kv0_from_below on @hop_in_y
+// LOWER: core.when "ly == 3" {
+// LOWER: core.copy @t0["i * 4 + 2"], @t1["i * 1 + 0"]
+
+module attributes {mesh.grid = #mesh.grid<4x2>, mesh.target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  func.func @main(%past: tensor<1x2x9x4xf32>, %token: tensor<1x2x4xf32>) -> tensor<1x2x10x4xf32> {
+    %c = mesh.distribute %past {index_dim = 2 : i64, index_map = array<i64: 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, 8, -1>} : tensor<1x2x9x4xf32> -> tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>
+    %n = mesh.distribute %token : tensor<1x2x4xf32> -> tensor<1x2x4xf32, #mesh.layout<[*, x:2, *]>>
+    %k = mesh.kv_append %c, %n {position = 9 : i64, policy = #mesh.kv_policy<concat>} : tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>, tensor<1x2x4xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>
+    %r = mesh.collect %k {index_dim = 2 : i64, index_map = array<i64: 0, 1, 4, 5, 8, 9, 12, 13, 14, 15>} : tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>> -> tensor<1x2x10x4xf32>
+    return %r : tensor<1x2x10x4xf32>
+  }
+}
