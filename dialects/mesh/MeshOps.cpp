@@ -227,8 +227,6 @@ LogicalResult GemmOp::verify() {
                           blocks({{h, 1}, {w, nDims}}))) ||
       failed(expectSameInterleave(*this)))
     return failure();
-  if (getAlgorithm() == GemmAlgorithm::summa && h != w)
-    return emitOpError("summa needs a square grid, got ") << h << "x" << w;
   size_t families = getAlgorithm() == GemmAlgorithm::summa ? 4 : 2;
   if (getColors() && getColors()->size() != families)
     return emitOpError("needs ")

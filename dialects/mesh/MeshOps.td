@@ -74,11 +74,11 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
     - `cannon`: the same cyclic shifting without INTERLEAVE (the module's
       placement is the identity), so the wrap-around message crosses the
       whole row or column in every step.
-    - `summa` (square grids): in step s the cores holding block column s
-      of A broadcast it along their rows and those holding block row s of
-      B along their columns, hop by hop, every core receiving and
-      forwarding in software (paying the relay cycles), then every core
-      multiplies the received tiles.
+    - `summa`: in step s (of N) the cores holding block column s of A
+      broadcast it along their rows and those holding block row s of B
+      along their columns, hop by hop, every core receiving and forwarding
+      in software (paying the relay cycles), then every core multiplies
+      the received tiles.
     - `allgather`: every core first gathers its whole row panel of A and
       column panel of B by W - 1 (H - 1) ring shifts, each received in
       software, keeping every block (|A|/H + |B|/W values per core), then

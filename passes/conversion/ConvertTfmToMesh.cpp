@@ -88,13 +88,6 @@ struct ConvertTfmToMeshPass
     }
     Type elementType = dtype == "f16" ? Type(Float16Type::get(context))
                                       : Type(Float32Type::get(context));
-    if (*gemmAlgorithm == mesh::GemmAlgorithm::summa &&
-        gridAttr.getHeight() != gridAttr.getWidth()) {
-      module.emitError("convert-tfm-to-mesh: gemm algorithm summa needs a "
-                       "square grid, got ")
-          << grid;
-      return signalPassFailure();
-    }
     if (failed(Planner(main, gridAttr, *gemmAlgorithm, *allreduceAlgorithm,
                        ktreeK, elementType, *loaded)
                    .run()))

@@ -180,12 +180,13 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   return success();
 }
 
-/// SUMMA on a square grid with the identity placement: in step i the
-/// cores of column i % W send their A tile along the row and those of
-/// row i % H their B tile along the column; every other core receives
-/// the tile from the owner's side and forwards it one hop further, so
-/// each hop pays the relay cycles. The owner lends its tile by swapping
-/// it into the panel buffer (free) and takes it back after the multiply.
+/// SUMMA with the identity placement: in step i (of lcm(H, W)) the cores
+/// of column i % W send their A block i along the row and those of row
+/// i % H their B block i along the column; every other core receives the
+/// block from the owner's side and forwards it one hop further, so each
+/// hop pays the relay cycles. On a square grid the owner lends its tile by
+/// swapping it into the panel buffer (free) and takes it back after the
+/// multiply; otherwise it copies the block's slot into the panel.
 LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   Location loc = op.getLoc();
   // The owners lend their tiles by swapping them into the panels; one
@@ -193,22 +194,27 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   if (op.getLhs() == op.getRhs())
     return op.emitError("convert-mesh-to-core: summa of a tensor with "
                         "itself is not supported yet");
-  // On the square grids SUMMA runs on, lcm(H, W) = W: one K block per core.
   FailureOr<GemmPlan> plan = planGemm(op);
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  int64_t mt = g.mt, kt = g.kt, nt = g.nt;
+  int64_t mt = g.mt, kt = g.kt, nt = g.nt, ring = g.ring;
   FlatSymbolRefAttr aPanel = g.scratch.lookup("_a_panel"),
                     bPanel = g.scratch.lookup("_b_panel");
+  // Block i of K (i < lcm(H, W)) is slot i / W of A's column i % W and slot
+  // i / H of B's row i % H. With one slot (square grids) the owner lends
+  // its whole tile by swapping; with several it copies the slot.
   struct Broadcast {
     FlatSymbolRefAttr tile, panel, forward, backward;
     std::string coord, extent;
+    int64_t slots, slotSize;
   };
-  Broadcast rowCast{g.a, aPanel, g.channels[0], g.channels[1], "x", "W"};
-  Broadcast columnCast{g.b, bPanel, g.channels[2], g.channels[3], "y", "H"};
+  Broadcast rowCast{g.a,           aPanel, g.channels[0], g.channels[1],
+                    "x",           "W",    ring / w,      mt * kt};
+  Broadcast columnCast{g.b,        bPanel, g.channels[2], g.channels[3],
+                       "y",        "H",    ring / h,      kt * nt};
   instructions.create<core::ZeroOp>(loc, g.c);
-  repeat(loc, std::to_string(w), [&] {
+  repeat(loc, std::to_string(ring), [&] {
     for (const Broadcast &cast : {rowCast, columnCast}) {
       std::string owner = "i % " + cast.extent;
       std::string last = cast.coord + " + 1 < " + cast.extent;
@@ -220,7 +226,13 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
         });
       };
       when(loc, cast.coord + " == " + owner, [&] {
-        instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+        if (cast.slots == 1)
+          instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+        else
+          instructions.create<core::CopyOp>(
+              loc, cast.panel, builder.getStringAttr("0"), cast.tile,
+              builder.getStringAttr("i / " + cast.extent),
+              i64(cast.slotSize));
         sendOn(last, cast.forward);
         sendOn(first, cast.backward);
       });
@@ -236,9 +248,10 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
     instructions.create<core::GemmTileOp>(loc, g.c, aPanel, bPanel, i64(mt),
                                           i64(kt), i64(nt));
     for (const Broadcast &cast : {rowCast, columnCast})
-      when(loc, cast.coord + " == i % " + cast.extent, [&] {
-        instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
-      });
+      if (cast.slots == 1)
+        when(loc, cast.coord + " == i % " + cast.extent, [&] {
+          instructions.create<core::SwapOp>(loc, cast.tile, cast.panel);
+        });
   });
   instructions.create<core::MarkOp>(loc, recordOp(op, "gemm", "summa"));
   return success();

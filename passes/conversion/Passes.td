@@ -45,7 +45,7 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
            "Target preset (wse2, wse3) or target JSON file">,
     Option<"gemm", "gemm", "std::string", /*default=*/"\"meshgemm\"",
-           "GEMM algorithm: meshgemm, cannon, summa (square grids) or allgather">,
+           "GEMM algorithm: meshgemm, cannon, summa or allgather">,
     Option<"allreduce", "allreduce", "std::string", /*default=*/"\"ktree\"",
            "GEMV allreduce: ktree, pipeline or ring">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",

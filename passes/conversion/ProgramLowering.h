@@ -350,12 +350,13 @@ private:
   LogicalResult lowerAllgather(mesh::GemmOp op);
 
 
-  /// SUMMA on a square grid with the identity placement: in step i the
-  /// cores of column i % W send their A tile along the row and those of
-  /// row i % H their B tile along the column; every other core receives
-  /// the tile from the owner's side and forwards it one hop further, so
-  /// each hop pays the relay cycles. The owner lends its tile by swapping
-  /// it into the panel buffer (free) and takes it back after the multiply.
+  /// SUMMA with the identity placement: in step i (of lcm(H, W)) the cores
+  /// of column i % W send their A block i along the row and those of row
+  /// i % H their B block i along the column; every other core receives the
+  /// block from the owner's side and forwards it one hop further, so each
+  /// hop pays the relay cycles. On a square grid the owner lends its tile by
+  /// swapping it into the panel buffer (free) and takes it back after the
+  /// multiply; otherwise it copies the block's slot into the panel.
   LogicalResult lowerSumma(mesh::GemmOp op);
 
 

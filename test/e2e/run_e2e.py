@@ -73,7 +73,7 @@ def cases():
 
 def variants(case, grid):
     """The algorithm options to run a case with: every GEMM algorithm for a
-    GEMM (summa needs a square grid), every allreduce for a GEMV."""
+    GEMM, every allreduce for a GEMV."""
     f16 = [["--dtype", "f16"]] if grid in F16_GRIDS else []
     if case.name.startswith("gemv"):
         return [["--allreduce", "ktree", "--ktree-k", "2"],
@@ -84,9 +84,8 @@ def variants(case, grid):
                     path for prefix, path in few_routes_targets.items()
                     if case.name.startswith(prefix))]] + f16
     if case.name.startswith(("matmul", "gemm")):
-        h, w = grid.split("x")
-        return [["--gemm", g] for g in ("meshgemm", "cannon", "summa", "allgather")
-                if g != "summa" or h == w] + f16
+        return [["--gemm", g]
+                for g in ("meshgemm", "cannon", "summa", "allgather")] + f16
     return [[]] + f16
 
 

@@ -52,7 +52,7 @@ static cl::opt<std::string> targetOption(
     cl::init("wse2"), cl::sub(runCommand));
 static cl::opt<std::string> gemmOption(
     "gemm",
-    cl::desc("GEMM algorithm: meshgemm, cannon, summa (square grids), allgather"),
+    cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather"),
     cl::init("meshgemm"), cl::sub(runCommand));
 static cl::opt<std::string> allreduceOption(
     "allreduce", cl::desc("GEMV allreduce: ktree, pipeline, ring"),
@@ -65,22 +65,17 @@ static cl::opt<std::string> dtypeOption(
     cl::desc("Element type on the grid: f32, or f16 (storage, link words "
              "and MAC rate of f16; inputs and outputs stay f32)"),
     cl::init("f32"), cl::sub(runCommand));
-static cl::opt<mesh::KvPolicy> kvOption(
-    "kv", cl::desc("KV cache policy of decode graphs"),
-    cl::values(clEnumValN(mesh::KvPolicy::shift, "shift",
-                          "balanced upward shift (paper section 4.3)"),
-               clEnumValN(mesh::KvPolicy::concat, "concat",
-                          "append to the bottom row (baseline)")),
-    cl::init(mesh::KvPolicy::shift), cl::sub(runCommand));
-enum class Phase { automatic, prefill, decode };
-static cl::opt<Phase> phaseOption(
+static cl::opt<std::string> kvOption(
+    "kv",
+    cl::desc("KV cache policy of decode graphs: shift (balanced upward "
+             "shift, paper section 4.3) or concat (the baseline)"),
+    cl::init("shift"), cl::sub(runCommand));
+static cl::opt<std::string> phaseOption(
     "phase",
-    cl::desc("What one run of the model is, for tokens/s per request "
-             "(default: decode when the token ids hold one token)"),
-    cl::values(clEnumValN(Phase::prefill, "prefill",
-                          "the prompt: every token id is a token"),
-               clEnumValN(Phase::decode, "decode", "one generated token")),
-    cl::init(Phase::automatic), cl::sub(runCommand));
+    cl::desc("What one run of the model is, for tokens/s per request: "
+             "prefill (every token id is a token) or decode (one token); "
+             "default: decode when the token ids hold one token"),
+    cl::sub(runCommand));
 static cl::opt<std::string> inputsPath("inputs", cl::desc("Inputs .npz"),
                                        cl::sub(runCommand),
                                        cl::sub(evalCommand));
@@ -134,10 +129,14 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
   if (gridOption.empty())
     return createStringError(inconvertibleErrorCode(),
                              "--grid HxW is required to compile a model");
+  if (!mesh::symbolizeKvPolicy(kvOption))
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown kv cache policy '" + kvOption +
+                                 "' (known: shift, concat)");
   mlir::PassManager pm(&context);
   buildCompilePipeline(pm, {gridOption, targetOption, gemmOption,
                             allreduceOption, ktreeOption, dtypeOption,
-                            mesh::stringifyKvPolicy(kvOption).str()});
+                            kvOption});
   if (mlir::failed(pm.run(**module)))
     return createStringError(inconvertibleErrorCode(),
                              firstError.empty() ? "compilation failed"
@@ -172,12 +171,16 @@ phaseTokens(const rt::Program &program, const rt::NDArrayMap &inputs) {
     if (!in.gatherIds.empty())
       if (auto it = inputs.find(in.gatherIds); it != inputs.end())
         ids = it->second.elements();
-  Phase phase = phaseOption;
-  if (phase == Phase::automatic && ids < 0)
+  std::string phase = phaseOption;
+  if (phase.empty() && ids < 0)
     return std::nullopt;
-  if (phase == Phase::automatic)
-    phase = ids == 1 ? Phase::decode : Phase::prefill;
-  if (phase == Phase::decode)
+  if (phase.empty())
+    phase = ids == 1 ? "decode" : "prefill";
+  if (phase != "prefill" && phase != "decode")
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown phase '" + phase +
+                                 "' (known: prefill, decode)");
+  if (phase == "decode")
     return PhaseTokens{"decode", 1};
   if (ids < 1)
     return createStringError(inconvertibleErrorCode(),
@@ -221,13 +224,13 @@ static int run() {
       return fail(toString(read.takeError()));
     inputs = std::move(*read);
   }
+  Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
+  if (!phase)
+    return fail(toString(phase.takeError()));
   Expected<rt::RunResult> result =
       rt::runProgram(*program, inputs, {threadsOption});
   if (!result)
     return fail(toString(result.takeError()));
-  Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
-  if (!phase)
-    return fail(toString(phase.takeError()));
   if (!outputsPath.empty())
     if (Error error = rt::writeNpz(outputsPath, result->outputs))
       return fail(toString(std::move(error)));

@@ -246,16 +246,6 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 
 // -----
 
-module attributes {mesh.grid = #mesh.grid<1x2>} {
-  func.func @summa_not_square(%a: tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
-    // expected-error @+1 {{summa needs a square grid, got 1x2}}
-    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<summa>} : tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:1, x:2]>>
-    return
-  }
-}
-
-// -----
-
 module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @gemm_colors(%a: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{needs 2 routing colors (x ring, y ring), got 1}}

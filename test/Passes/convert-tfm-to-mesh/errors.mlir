@@ -5,7 +5,6 @@
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=3x2" 2>&1 | FileCheck %s --check-prefix=RELAYOUT
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 gemm=strassen" 2>&1 | FileCheck %s --check-prefix=GEMM
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 allreduce=tree" 2>&1 | FileCheck %s --check-prefix=ALLREDUCE
-// RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x3 gemm=summa" 2>&1 | FileCheck %s --check-prefix=SUMMA
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=2x2 dtype=bf16" 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // GRID: error: convert-tfm-to-mesh: grid '5by7' is not of the form HxW
@@ -14,7 +13,6 @@
 // KTREE: error: convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: chosen per GEMV), got -1
 // GEMM: error: convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa, allgather)
 // ALLREDUCE: error: convert-tfm-to-mesh: unknown allreduce algorithm 'tree' (known: ktree, pipeline, ring)
-// SUMMA: error: convert-tfm-to-mesh: gemm algorithm summa needs a square grid, got 2x3
 // DTYPE: error: convert-tfm-to-mesh: unknown dtype 'bf16' (known: f32, f16)
 // RELAYOUT: error: convert-tfm-to-mesh: tfm.transpose of a computed tensor is not supported by the plan (only attention heads and unit dimensions)
 
