@@ -334,6 +334,10 @@ LogicalResult RelayoutOp::verify() {
   }
   if (changed < 0)
     return emitOpError("source and result layouts are the same");
+  for (int64_t d = changed + 1; d < int64_t(from.getAxes().size()); ++d)
+    if (from.getAxes()[d] != LayoutAttr::kNone)
+      return emitOpError("the dimensions after the re-blocked one must be "
+                         "whole");
   return verifyColors(*this, getColors());
 }
 
@@ -442,6 +446,10 @@ LogicalResult KvAppendOp::verify() {
     return failure();
   if (getCache().getType() != getResult().getType())
     return emitOpError("result must have the cache's type");
+  // The lowering updates the cache's buffer in place.
+  if (!getCache().hasOneUse())
+    return emitOpError("updates its cache in place: the cache must have no "
+                       "other users");
   if (failed(expectHeadLayout(*this, getCache(), "cache", true)) ||
       failed(expectHeadLayout(*this, getNewEntry(), "new_entry", false)))
     return failure();
@@ -514,9 +522,20 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("length ")
            << int64_t(getLength()) << " is outside the cache of " << k[2]
            << " positions";
-  if (failed(expectSameInterleave(*this)))
+  if (failed(expectSameInterleave(*this)) ||
+      failed(verifyColors(*this, getColors())))
     return failure();
-  return verifyColors(*this, getColors());
+  // The keys a decode step sees are those its KV appends leave.
+  auto keys = getKey().getDefiningOp<KvAppendOp>();
+  auto values = getValue().getDefiningOp<KvAppendOp>();
+  if (!keys || !values)
+    return emitOpError("decode attention reads the caches of mesh.kv_append");
+  if (int64_t(getLength()) != int64_t(keys.getPosition()) + 1 ||
+      keys.getPosition() != values.getPosition())
+    return emitOpError("length ")
+           << int64_t(getLength())
+           << " must count the past and the new token of both caches";
+  return success();
 }
 
 LogicalResult MapOp::verify() {

@@ -363,6 +363,11 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
       isHostValue(op.getValue()))
     return op.emitError("convert-tfm-to-mesh: attention needs planned query "
                         "heads and keys and values");
+  bool caches = isa_and_nonnull<tfm::ConcatOp>(op.getKey().getDefiningOp());
+  if (query.getDimSize(2) == 1 && !caches)
+    return op.emitError("convert-tfm-to-mesh: attention of a one-token "
+                        "prompt is not supported (run the decode graph with "
+                        "an empty past instead)");
   if (query.getDimSize(2) > 1) {
     // Prefill: queries, keys and values all [L, KVH, X].
     if (!op.getCausal() || !isHeadForm(op.getKey()) ||

@@ -97,16 +97,27 @@ public:
 
   /// Decode tokens the caches can take after this step: the slots still
   /// empty, then whatever SRAM is left above the program's high-water, one
-  /// token of every cache at a time on the bottom row (concat) or spread
-  /// over all rows (shift).
+  /// slot per row at a time: a slot of every cache, and of the largest
+  /// attention's scores (its working buffer grows with the slots), filled
+  /// on the bottom row only (concat) or on every row (shift).
   std::optional<int64_t> kvCapacityTokens() {
-    int64_t perToken = 0;
+    int64_t perToken = 0, scores = 0;
     std::optional<KvCacheLayout> layout;
     main.walk([&](mesh::KvAppendOp append) {
       perToken += bufferBytes(localElements(append.getNewEntry(), grid),
                               elementOf(append));
       layout = getKvCacheLayout(append);
     });
+    main.walk([&](mesh::AttentionOp attention) {
+      if (!attention.isDecode())
+        return;
+      int64_t dim = attention.getKey().getType().getDimSize(3);
+      scores = std::max(
+          scores,
+          bufferBytes(localElements(attention.getQuery(), grid) / dim,
+                      elementOf(attention)));
+    });
+    perToken += scores;
     if (!layout || perToken == 0)
       return std::nullopt;
     int64_t more = (target.getSramBytes() - memory.peakBytes) / perToken;

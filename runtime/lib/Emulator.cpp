@@ -482,6 +482,10 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
   if (it == inputs.end())
     return err("input '" + in.gatherIds + "' missing from the inputs");
   const NDArray &ids = it->second;
+  if (ids.dtype != "int64" && ids.dtype != "int32")
+    return err(formatv("input '{0}' has dtype {1}, expected int64 or int32 "
+                       "token ids",
+                       in.gatherIds, ids.dtype));
   int64_t dim = in.sourceShape.back(), rowsWanted = 1;
   for (size_t d = 0; d + 1 < in.sourceShape.size(); ++d)
     rowsWanted *= in.sourceShape[d];
@@ -495,7 +499,7 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
     if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
       return err(formatv("input '{0}': token id {1} is outside the "
                          "embedding table of {2} rows",
-                         in.gatherIds, id, rows));
+                         in.gatherIds, int64_t(id), rows));
     auto row = in.data.begin() + int64_t(id) * dim;
     out.insert(out.end(), row, row + dim);
   }

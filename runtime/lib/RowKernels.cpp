@@ -215,6 +215,8 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     float *ml = const_cast<float *>(r.a);
     const float *q = r.b, *keys = r.c, *values = r.c + m * k * n;
     int64_t queries = m * k * g;
+    if (queries == 0)
+      return {};
     float scale = float(r.scalar);
     std::vector<float> scores(m);
     for (int64_t qi = 0; qi < m; ++qi)

@@ -1429,3 +1429,49 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+// The review's cases: in-place caches, decode lengths, relayouts the
+// lowering cannot do.
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @kv_shared(%c: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, %n: tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>) {
+    // expected-error @+1 {{updates its cache in place: the cache must have no other users}}
+    %k = mesh.kv_append %c, %n {position = 4 : i64, policy = #mesh.kv_policy<concat>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    %v = mesh.kv_append %c, %n {position = 4 : i64, policy = #mesh.kv_policy<concat>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @decode_length(%q: tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, %kc: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, %vc: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, %n: tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>) {
+    %k = mesh.kv_append %kc, %n {position = 4 : i64, policy = #mesh.kv_policy<shift>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    %v = mesh.kv_append %vc, %n {position = 4 : i64, policy = #mesh.kv_policy<shift>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    // expected-error @+1 {{length 2 must count the past and the new token of both caches}}
+    %o = mesh.attention %q, %k, %v {scale = 0.5 : f64, length = 2 : i64, allreduce = #mesh.allreduce<ring>} : tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>> -> tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @decode_caches(%q: tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, %k: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>) {
+    // expected-error @+1 {{decode attention reads the caches of mesh.kv_append}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 5 : i64, allreduce = #mesh.allreduce<ring>} : tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>> -> tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x3>} {
+  func.func @relayout_rows(%x: tensor<12x12xf32, #mesh.layout<[y:2, x:3]>>) {
+    // expected-error @+1 {{the dimensions after the re-blocked one must be whole}}
+    %r = mesh.relayout %x : tensor<12x12xf32, #mesh.layout<[y:2, x:3]>> -> tensor<12x12xf32, #mesh.layout<[y:6, x:3]>>
+    return
+  }
+}
