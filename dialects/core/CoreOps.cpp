@@ -125,9 +125,10 @@ LogicalResult ProgramOp::verifyRegions() {
 }
 
 LogicalResult BufferOp::verify() {
-  if (getElements() < 1)
+  // I64Attr getters return unsigned values: compare them signed.
+  if (int64_t(getElements()) < 1)
     return emitOpError("needs at least one element");
-  if (getOffset() < 0 || getOffset() % 4 != 0)
+  if (int64_t(getOffset()) < 0 || getOffset() % 4 != 0)
     return emitOpError("offset must be a non-negative multiple of 4");
   if (!getElementType().isF32() && !getElementType().isF16())
     return emitOpError("supports f32 and f16 elements only");
@@ -139,7 +140,7 @@ LogicalResult RouteOp::verify() {
   if (!program)
     return emitOpError("must be inside a core.program");
   int64_t budget = program.getTarget().getRoutesPerCore();
-  if (getColor() < 0 || getColor() >= budget)
+  if (int32_t(getColor()) < 0 || int64_t(getColor()) >= budget)
     return emitOpError("color ")
            << getColor() << " is outside the target's " << budget
            << " routing colors";
@@ -174,7 +175,7 @@ static LogicalResult verifyBinding(Operation *op, FlatSymbolRefAttr bufferRef,
   std::vector<int64_t> shape(tensor.getShape());
   int64_t local = rt::localElements(shape, layout.toRuntime(),
                                     grid.getHeight(), grid.getWidth());
-  if (local != buffer->getElements())
+  if (local != int64_t(buffer->getElements()))
     return op->emitOpError("needs ")
            << local << " elements per core but buffer " << bufferRef
            << " has " << buffer->getElements();
@@ -192,7 +193,8 @@ LogicalResult InputOp::verify() {
     return emitOpError("index_dim and index_map go together");
   if (getIndexDim() &&
       (getSourceShape().size() != cast<ShapedType>(getType()).getShape().size() ||
-       *getIndexDim() < 0 || *getIndexDim() >= int64_t(getSourceShape().size()) ||
+       int64_t(*getIndexDim()) < 0 ||
+       int64_t(*getIndexDim()) >= int64_t(getSourceShape().size()) ||
        int64_t(getIndexMap()->size()) !=
            cast<ShapedType>(getType()).getDimSize(*getIndexDim())))
     return emitOpError("index_map does not fit the placed tensor");
@@ -240,8 +242,8 @@ LogicalResult OutputOp::verify() {
                              std::multiplies<int64_t>());
     };
     int64_t read = cast<ShapedType>(getType()).getNumElements();
-    if (getIndexDim() && getIndexMap() && *getIndexDim() >= 0 &&
-        *getIndexDim() < cast<ShapedType>(getType()).getRank())
+    if (getIndexDim() && getIndexMap() && int64_t(*getIndexDim()) >= 0 &&
+        int64_t(*getIndexDim()) < cast<ShapedType>(getType()).getRank())
       read = read / std::max<int64_t>(cast<ShapedType>(getType())
                                           .getDimSize(*getIndexDim()),
                                       1) *
@@ -436,7 +438,8 @@ LogicalResult MarkOp::verify() {
   ProgramOp program = getProgram(*this);
   if (!program)
     return emitOpError("must be inside a core.program");
-  if (getOpIndex() < 0 || getOpIndex() >= int64_t(program.getOps().size()))
+  if (int64_t(getOpIndex()) < 0 ||
+      int64_t(getOpIndex()) >= int64_t(program.getOps().size()))
     return emitOpError("op index ")
            << getOpIndex() << " is outside the program's "
            << program.getOps().size() << " ops";

@@ -126,8 +126,8 @@ LogicalResult CollectOp::verify() {
     return n;
   };
   SmallVector<int64_t> read(shapeOf(getSource()));
-  if (getIndexDim() && getIndexMap() && *getIndexDim() >= 0 &&
-      *getIndexDim() < int64_t(read.size()))
+  if (getIndexDim() && getIndexMap() && int64_t(*getIndexDim()) >= 0 &&
+      int64_t(*getIndexDim()) < int64_t(read.size()))
     read[*getIndexDim()] = getIndexMap()->size();
   if (elements(result.getShape()) != elements(read))
     return emitOpError("result must have the source's number of elements");
@@ -503,7 +503,7 @@ LogicalResult AttentionOp::verify() {
                             {h, w, 1})) ||
         failed(expectLayout(*this, getKey(), "key", {Y, X, N}, {h, w, 1})))
       return failure();
-    if (getLength() != q[0])
+    if (int64_t(getLength()) != q[0])
       return emitOpError("length must be the number of queries");
     if (failed(expectSameInterleave(*this)))
     return failure();

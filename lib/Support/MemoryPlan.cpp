@@ -14,7 +14,7 @@ namespace {
 /// First-fit allocation of byte ranges above a fixed base.
 class FreeList {
 public:
-  explicit FreeList(int64_t base) : top(base) { free[base] = INT64_MAX; }
+  explicit FreeList(int64_t base) { free[base] = INT64_MAX; }
 
   int64_t allocate(int64_t bytes) {
     for (auto it = free.begin(); it != free.end(); ++it) {
@@ -24,7 +24,6 @@ public:
       free.erase(it);
       if (size > bytes)
         free[start + bytes] = size == INT64_MAX ? INT64_MAX : size - bytes;
-      top = std::max(top, start + bytes);
       return start;
     }
     return -1; // unreachable: the last range is unbounded
@@ -48,8 +47,6 @@ public:
       }
     }
   }
-
-  int64_t top;
 
 private:
   std::map<int64_t, int64_t> free;

@@ -11,11 +11,6 @@
 
 namespace wafer::rt::kernels {
 
-bool isRowKernel(Opcode op) {
-  return op >= Opcode::Reduce && op <= Opcode::FlashStep &&
-         op != Opcode::Swiglu;
-}
-
 llvm::Expected<std::vector<int64_t>>
 rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
   auto fail = [](const llvm::Twine &what) {

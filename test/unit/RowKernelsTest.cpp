@@ -52,7 +52,7 @@ std::vector<float> randomValues(size_t count, unsigned seed) {
 }
 
 //===----------------------------------------------------------------------===//
-// elementwise, isRowKernel
+// elementwise
 //===----------------------------------------------------------------------===//
 
 TEST(RowKernels, ElementwiseKinds) {
@@ -71,16 +71,6 @@ TEST(RowKernels, ElementwiseKinds) {
   EXPECT_EQ(elementwise(Opcode::Swiglu, 0.0f, 5.0f), 0.0f);
   // Not an element-wise opcode.
   EXPECT_EQ(elementwise(Opcode::GemmTile, 2.0f, 3.0f), 0.0f);
-}
-
-TEST(RowKernels, IsRowKernel) {
-  for (Opcode op : {Opcode::Reduce, Opcode::RmsScale, Opcode::Rope,
-                    Opcode::AttnScores, Opcode::SoftmaxExp, Opcode::AttnValues,
-                    Opcode::DivRows, Opcode::Regrid, Opcode::FlashStep})
-    EXPECT_TRUE(isRowKernel(op)) << int(op);
-  for (Opcode op : {Opcode::GemmTile, Opcode::Add, Opcode::Mul, Opcode::Max,
-                    Opcode::Swiglu, Opcode::Copy, Opcode::Zero})
-    EXPECT_FALSE(isRowKernel(op)) << int(op);
 }
 
 //===----------------------------------------------------------------------===//

@@ -789,3 +789,21 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
   // expected-error @+1 {{index_map entry 9 is outside the tensor}}
   core.output @y {name = "c", index_dim = 0 : i64, index_map = array<i64: 0, 9>, result_shape = array<i64: 2, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
 }
+
+// -----
+
+core.program attributes {grid = #mesh.grid<1x1>, ops = [], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  // expected-error @+1 {{offset must be a non-negative multiple of 4}}
+  core.buffer @a[4] : f32 at -4
+  core.role @all at #core.cores<x = 0:0:1, y = 0:0:1> {
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<1x1>, ops = [], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+  // expected-error @+1 {{needs at least one element}}
+  core.buffer @a[-5] : f32 at 0
+  core.role @all at #core.cores<x = 0:0:1, y = 0:0:1> {
+  }
+}

@@ -1,7 +1,7 @@
 //===- RowKernels.h - The emulator's vector kernels -------------*- C++ -*-===//
 //
 // The arithmetic of the element-wise and row instructions (Program.h,
-// Opcode::Max .. Opcode::DivRows), apart from the emulator's scheduling.
+// Opcode::Max .. Opcode::FlashStep), apart from the emulator's scheduling.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_ROWKERNELS_H
@@ -38,9 +38,6 @@ struct RowResult {
   int64_t written = 0, work = 0;
 };
 RowResult rowKernel(Opcode op, const RowArgs &args);
-
-/// Whether `op` is a row instruction (Reduce .. DivRows).
-bool isRowKernel(Opcode op);
 
 /// The elements a row instruction reads or writes in each of its buffers,
 /// in operand order; an error for inconsistent sizes.
