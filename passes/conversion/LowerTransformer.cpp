@@ -63,10 +63,11 @@ LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
     instructions.create<core::CopyOp>(loc, passing, builder.getStringAttr("0"),
                                       *source, builder.getStringAttr("0"),
                                       i64(localSize(passing)));
+    RingShift shift{passing, next, (*channels)[0], extent, 1,
+                    localSize(passing), ""};
     repeat(loc, std::to_string(extent - 1), [&] {
-      instructions.create<core::SendOp>(loc, passing, (*channels)[0]);
-      instructions.create<core::RecvOp>(loc, next, (*channels)[0]);
-      instructions.create<core::SwapOp>(loc, passing, next);
+      startShift(loc, shift);
+      finishShift(loc, shift);
       regrid(passing, llvm::formatv("({0} + i + 1) % {1}", pos, ext));
     });
   }
@@ -189,8 +190,9 @@ LogicalResult ProgramLowering::lower(mesh::KvAppendOp op) {
   return success();
 }
 
-LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
-  Location loc = op.getLoc();
+FailureOr<ProgramLowering::AttentionBuffers>
+ProgramLowering::attentionBuffers(mesh::AttentionOp op) {
+  AttentionBuffers a;
   auto channels = channelsFor(op);
   auto q = bufferFor(op.getQuery()), k = bufferFor(op.getKey()),
        v = bufferFor(op.getValue()), out = bufferFor(op.getResult());
@@ -199,29 +201,41 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
   auto scratch = scratchFor(op, "attn" + std::to_string(opsInfo.size()));
   if (failed(scratch))
     return failure();
+  a.channels = std::move(*channels);
+  a.q = *q, a.k = *k, a.v = *v, a.out = *out;
+  a.scratch = std::move(*scratch);
+  return a;
+}
+
+LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
+    return failure();
+  const AttentionBuffers &a = *buffers;
   ArrayRef<int64_t> keyShape = op.getKey().getType().getShape();
   int64_t dim = keyShape[2], perRow = ceilDiv(keyShape[0], h);
   int64_t tile = localElements(op.getKey(), grid);
   int64_t kvHeads = tile / (perRow * dim);
   int64_t group = op.getQuery().getType().getShape()[2] / dim;
-  FlatSymbolRefAttr kv = scratch->lookup("_kv"), ml = scratch->lookup("_ml");
-  SmallVector<FlatSymbolRefAttr> keysThenValues{*k, *v};
+  FlatSymbolRefAttr kv = a.scratch.lookup("_kv"), ml = a.scratch.lookup("_ml");
+  SmallVector<FlatSymbolRefAttr> keysThenValues{a.k, a.v};
   for (auto [slot, source] : llvm::enumerate(keysThenValues))
     instructions.create<core::CopyOp>(
         loc, kv, builder.getStringAttr(std::to_string(slot)), source,
         builder.getStringAttr("0"), i64(tile));
-  instructions.create<core::ZeroOp>(loc, *out);
+  instructions.create<core::ZeroOp>(loc, a.out);
   instructions.create<core::ZeroOp>(loc, ml);
   // Step s scores the queries against the keys of ring position ly + s.
   auto step = [&](std::string offset) {
-    auto kernel = rows(loc, core::RowKernel::flash_step, {*out, ml, *q, kv},
+    auto kernel = rows(loc, core::RowKernel::flash_step, {a.out, ml, a.q, kv},
                        perRow, dim, kvHeads, group);
     kernel.setScalar(op.getScale());
     kernel.setValid(llvm::formatv("({0}) % H * {1}", offset, perRow).str());
     kernel.setPosition(llvm::formatv("ly * {0}", perRow).str());
   };
   if (h > 1) {
-    RingShift shift{kv, scratch->lookup("_kv_next"), (*channels)[0], h, 1,
+    RingShift shift{kv, a.scratch.lookup("_kv_next"), a.channels[0], h, 1,
                     2 * tile, ""};
     repeat(loc, std::to_string(h - 1), [&] {
       step("ly + i");
@@ -230,7 +244,7 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
     });
   }
   step("ly + " + std::to_string(h - 1));
-  rows(loc, core::RowKernel::div_rows, {*out, ml}, perRow * kvHeads * group,
+  rows(loc, core::RowKernel::div_rows, {a.out, ml}, perRow * kvHeads * group,
        dim);
   instructions.create<core::MarkOp>(loc,
                                     recordOp(op, "attention", "shift"));
@@ -241,44 +255,38 @@ LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
   if (!op.isDecode())
     return lowerPrefillAttention(op);
   Location loc = op.getLoc();
-  auto channels = channelsFor(op);
-  auto q = bufferFor(op.getQuery()), k = bufferFor(op.getKey()),
-       v = bufferFor(op.getValue()), out = bufferFor(op.getResult());
-  if (failed(channels) || failed(q) || failed(k) || failed(v) || failed(out))
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
     return failure();
-  auto scratch = scratchFor(op, "attn" + std::to_string(opsInfo.size()));
-  if (failed(scratch))
-    return failure();
+  const AttentionBuffers &a = *buffers;
   ArrayRef<int64_t> cache = op.getKey().getType().getShape();
   int64_t dim = cache[3], perRow = ceilDiv(cache[2], h);
-  auto append = op.getKey().getDefiningOp<mesh::KvAppendOp>();
-  if (!append || op.getValue().getDefiningOp<mesh::KvAppendOp>() == nullptr)
-    return op.emitError("convert-mesh-to-core: decode attention reads KV "
-                        "caches a mesh.kv_append updated");
-  KvCacheLayout keys = getKvCacheLayout(append);
+  // The verifier guarantees the caches come from mesh.kv_append.
+  KvCacheLayout keys =
+      getKvCacheLayout(op.getKey().getDefiningOp<mesh::KvAppendOp>());
   int64_t kvHeads = localElements(op.getKey(), grid) / (perRow * dim);
   int64_t group = op.getQuery().getType().getShape()[2] / dim;
   int64_t queries = kvHeads * group;
-  FlatSymbolRefAttr scores = scratch->lookup("_scores"),
-                    max = scratch->lookup("_max"),
-                    sum = scratch->lookup("_sum");
+  FlatSymbolRefAttr scores = a.scratch.lookup("_scores"),
+                    max = a.scratch.lookup("_max"),
+                    sum = a.scratch.lookup("_sum");
   // The keys this row of cores holds fill its first slots.
   std::string valid = keys.countAfterExpr();
-  auto scoring = rows(loc, core::RowKernel::attn_scores, {scores, *q, *k},
+  auto scoring = rows(loc, core::RowKernel::attn_scores, {scores, a.q, a.k},
                       kvHeads, dim, perRow, group);
   scoring.setScalar(op.getScale());
   scoring.setValid(valid);
   rows(loc, core::RowKernel::reduce_max, {max, scores}, queries, perRow);
-  std::string algorithm = allreduce(loc, op, *channels, *scratch, max, 0,
+  std::string algorithm = allreduce(loc, op, a.channels, a.scratch, max, 0,
                                     core::ElementwiseKind::max);
   rows(loc, core::RowKernel::softmax_exp, {scores, max}, queries, perRow);
   rows(loc, core::RowKernel::reduce_sum, {sum, scores}, queries, perRow);
-  allreduce(loc, op, *channels, *scratch, sum, 1, core::ElementwiseKind::add);
-  instructions.create<core::ZeroOp>(loc, *out);
-  rows(loc, core::RowKernel::attn_values, {*out, scores, *v}, kvHeads, dim,
+  allreduce(loc, op, a.channels, a.scratch, sum, 1, core::ElementwiseKind::add);
+  instructions.create<core::ZeroOp>(loc, a.out);
+  rows(loc, core::RowKernel::attn_values, {a.out, scores, a.v}, kvHeads, dim,
        perRow, group);
-  allreduce(loc, op, *channels, *scratch, *out, 2, core::ElementwiseKind::add);
-  rows(loc, core::RowKernel::div_rows, {*out, sum}, queries, dim);
+  allreduce(loc, op, a.channels, a.scratch, a.out, 2, core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::div_rows, {a.out, sum}, queries, dim);
   instructions.create<core::MarkOp>(loc,
                                     recordOp(op, "attention", algorithm));
   return success();

@@ -58,15 +58,36 @@ bool Planner::isHeadForm(Value v) {
          layout.getAxes()[2] == kNone;
 }
 
-Value Planner::distributeWeight(Location loc, Value weight,
-                                ArrayRef<int64_t> sourceShape,
-                                ArrayRef<int64_t> permutation,
-                                ArrayRef<int64_t> shape,
-                                mesh::LayoutAttr layout) {
+FailureOr<std::pair<int64_t, int64_t>>
+Planner::projectionSizes(Operation *op, Value weight, bool transposed) {
+  if (!weight.getDefiningOp<tfm::WeightOp>())
+    return op->emitError("convert-tfm-to-mesh: a projection into or out of "
+                         "attention heads needs a weight operand");
+  auto type = cast<RankedTensorType>(weight.getType());
+  return std::make_pair(type.getDimSize(transposed ? 1 : 0),
+                        type.getDimSize(transposed ? 0 : 1));
+}
+
+Value Planner::placeHeadWeight(Location loc, Value weight, bool transposed,
+                               bool splitInput, int64_t kvHeads, int64_t x,
+                               mesh::LayoutAttr layout) {
   auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t other = weightType.getDimSize(splitInput == transposed ? 0 : 1);
+  // The stored weight's row-major view with the split dimension as
+  // [kvHeads, x], and the permutation that makes it [K..., N...].
+  SmallVector<int64_t> view, permutation;
+  if (!transposed)
+    view = splitInput ? SmallVector<int64_t>{kvHeads, x, other}
+                      : SmallVector<int64_t>{other, kvHeads, x};
+  else if (splitInput)
+    view = {other, kvHeads, x}, permutation = {1, 2, 0};
+  else
+    view = {kvHeads, x, other}, permutation = {2, 0, 1};
+  SmallVector<int64_t> shape = splitInput
+                                   ? SmallVector<int64_t>{kvHeads, x, other}
+                                   : SmallVector<int64_t>{other, kvHeads, x};
   Value source = builder.create<tfm::ReshapeOp>(
-      loc, RankedTensorType::get(sourceShape, weightType.getElementType()),
-      weight);
+      loc, RankedTensorType::get(view, weightType.getElementType()), weight);
   auto distribute = builder.create<mesh::DistributeOp>(
       loc, RankedTensorType::get(shape, elementType, layout), source, nullptr,
       nullptr, nullptr);
@@ -80,12 +101,11 @@ Value Planner::distributeWeight(Location loc, Value weight,
 /// [1, KVH, X] along x -> [1, N] along y).
 LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
                                     Value weight, bool transposeWeight) {
-  if (!weight.getDefiningOp<tfm::WeightOp>())
-    return op->emitError("convert-tfm-to-mesh: a projection into or out of "
-                         "attention heads needs a weight operand");
-  auto weightType = cast<RankedTensorType>(weight.getType());
-  int64_t k = weightType.getDimSize(transposeWeight ? 1 : 0),
-          n = weightType.getDimSize(transposeWeight ? 0 : 1);
+  FailureOr<std::pair<int64_t, int64_t>> sizes =
+      projectionSizes(op, weight, transposeWeight);
+  if (failed(sizes))
+    return failure();
+  auto [k, n] = *sizes;
   int64_t h = grid.getHeight(), w = grid.getWidth();
   Location loc = op->getLoc();
   Value lhs, rhs;
@@ -95,13 +115,8 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
     lhs = plannedValues.lookup(lhsValue);
     ArrayRef<int64_t> heads = cast<RankedTensorType>(lhs.getType()).getShape();
     int64_t kvHeads = heads[1], x = heads[2];
-    rhs = transposeWeight
-              ? distributeWeight(loc, weight, {n, kvHeads, x}, {1, 2, 0},
-                                 {kvHeads, x, n},
-                                 layout({kX, kNone, kY}, {w, 1, h}))
-              : distributeWeight(loc, weight, {kvHeads, x, n}, {},
-                                 {kvHeads, x, n},
-                                 layout({kX, kNone, kY}, {w, 1, h}));
+    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/true,
+                          kvHeads, x, layout({kX, kNone, kY}, {w, 1, h}));
     resultType = RankedTensorType::get({1, n}, elementType,
                                        layout({kNone, kY}, {1, h}));
   } else {
@@ -119,13 +134,8 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
       return failure();
     lhs = *planned;
     int64_t x = n / kvHeads;
-    rhs = transposeWeight
-              ? distributeWeight(loc, weight, {kvHeads, x, k}, {2, 0, 1},
-                                 {k, kvHeads, x},
-                                 layout({kY, kX, kNone}, {h, w, 1}))
-              : distributeWeight(loc, weight, {k, kvHeads, x}, {},
-                                 {k, kvHeads, x},
-                                 layout({kY, kX, kNone}, {h, w, 1}));
+    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/false,
+                          kvHeads, x, layout({kY, kX, kNone}, {h, w, 1}));
     resultType = RankedTensorType::get(
         {1, kvHeads, x}, elementType, layout({kNone, kX, kNone}, {1, w, 1}));
   }
@@ -143,12 +153,11 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
 /// dimension is split along x like a matrix's columns.
 LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
                                     Value weight, bool transposeWeight) {
-  if (!weight.getDefiningOp<tfm::WeightOp>())
-    return op->emitError("convert-tfm-to-mesh: a projection into or out of "
-                         "attention heads needs a weight operand");
-  auto weightType = cast<RankedTensorType>(weight.getType());
-  int64_t k = weightType.getDimSize(transposeWeight ? 1 : 0),
-          n = weightType.getDimSize(transposeWeight ? 0 : 1);
+  FailureOr<std::pair<int64_t, int64_t>> sizes =
+      projectionSizes(op, weight, transposeWeight);
+  if (failed(sizes))
+    return failure();
+  auto [k, n] = *sizes;
   int64_t m = meshShape(cast<RankedTensorType>(lhsValue.getType()))[0];
   int64_t h = grid.getHeight(), w = grid.getWidth(), ring = std::lcm(h, w);
   Location loc = op->getLoc();
@@ -163,11 +172,8 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
     lhs = materialize(op, lhsValue, {m, kvHeads, x},
                       layout({kY, kX, kNone}, {h, ring, 1}));
     mesh::LayoutAttr placed = layout({kY, kNone, kX}, {ring, 1, w});
-    rhs = transposeWeight
-              ? distributeWeight(loc, weight, {n, kvHeads, x}, {1, 2, 0},
-                                 {kvHeads, x, n}, placed)
-              : distributeWeight(loc, weight, {kvHeads, x, n}, {},
-                                 {kvHeads, x, n}, placed);
+    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/true,
+                          kvHeads, x, placed);
     resultType =
         RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
   } else {
@@ -178,11 +184,8 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
     int64_t x = n / kvHeads;
     lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
     mesh::LayoutAttr placed = layout({kY, kX, kNone}, {ring, w, 1});
-    rhs = transposeWeight
-              ? distributeWeight(loc, weight, {kvHeads, x, k}, {2, 0, 1},
-                                 {k, kvHeads, x}, placed)
-              : distributeWeight(loc, weight, {k, kvHeads, x}, {},
-                                 {k, kvHeads, x}, placed);
+    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/false,
+                          kvHeads, x, placed);
     resultType = RankedTensorType::get({m, kvHeads, x}, elementType,
                                        layout({kY, kX, kNone}, {h, w, 1}));
   }

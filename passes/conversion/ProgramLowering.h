@@ -415,6 +415,15 @@ private:
   LogicalResult lower(mesh::AttentionOp op);
   LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
 
+  /// What both attention lowerings start from: channels, the operand and
+  /// result buffers and the working buffers, allocated in that order.
+  struct AttentionBuffers {
+    SmallVector<FlatSymbolRefAttr> channels;
+    FlatSymbolRefAttr q, k, v, out;
+    llvm::StringMap<FlatSymbolRefAttr> scratch;
+  };
+  FailureOr<AttentionBuffers> attentionBuffers(mesh::AttentionOp op);
+
   /// A core.rows instruction (see its description for the sizes).
   core::RowsOp rows(Location loc, core::RowKernel kernel,
                     ArrayRef<FlatSymbolRefAttr> operands, int64_t m,

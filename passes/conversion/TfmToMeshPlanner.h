@@ -376,12 +376,16 @@ private:
   LogicalResult planRope(tfm::RopeOp op);
   LogicalResult planConcat(tfm::ConcatOp op);
   LogicalResult planAttention(tfm::AttentionOp op);
-  /// A weight viewed as `sourceShape` (its K or N dimension split into
-  /// heads), permuted, placed as `shape` in `layout`: all on the host.
-  Value distributeWeight(Location loc, Value weight,
-                         ArrayRef<int64_t> sourceShape,
-                         ArrayRef<int64_t> permutation,
-                         ArrayRef<int64_t> shape, mesh::LayoutAttr layout);
+  /// K and N of a projection's weight [K, N] (stored [N, K] when
+  /// `transposed`); an error unless it is a tfm.weight.
+  FailureOr<std::pair<int64_t, int64_t>>
+  projectionSizes(Operation *op, Value weight, bool transposed);
+  /// A projection's weight with its K (`splitInput`) or N dimension split
+  /// into [kvHeads, x], placed as [kvHeads, x, N] or [K, kvHeads, x] in
+  /// `layout`: a reshape and permutation of the host's view.
+  Value placeHeadWeight(Location loc, Value weight, bool transposed,
+                        bool splitInput, int64_t kvHeads, int64_t x,
+                        mesh::LayoutAttr layout);
 
   LogicalResult planReturn(func::ReturnOp op) {
     for (OpOperand &operand : op->getOpOperands()) {

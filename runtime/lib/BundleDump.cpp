@@ -131,15 +131,9 @@ private:
         os << " slot size " << in.n << " to '" << in.expr << "' from '"
            << in.expr2 << "'";
         break;
-      case Opcode::Reduce:
-      case Opcode::RmsScale:
-      case Opcode::Rope:
-      case Opcode::AttnScores:
-      case Opcode::SoftmaxExp:
-      case Opcode::AttnValues:
-      case Opcode::DivRows:
-      case Opcode::Regrid:
-      case Opcode::FlashStep:
+      default:
+        if (kernels::rowKernelOperands(in.op) == 0)
+          break;
         os << " m " << in.m << " groups " << in.groups << " k " << in.k
            << " n " << in.n;
         if (in.scalar != 0)
@@ -148,8 +142,6 @@ private:
           os << " '" << in.expr << "'";
         if (!in.expr2.empty())
           os << " '" << in.expr2 << "'";
-        break;
-      default:
         break;
       }
       os << "\n";

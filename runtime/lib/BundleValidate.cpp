@@ -210,7 +210,8 @@ private:
       std::string where = formatv("role '{0}' instruction {1}{2} ({3})",
                                   role.name, prefix, i, opcodeName(in.op));
       auto fail = [&](const Twine &what) { return err(where + ": " + what); };
-      size_t wantBufs = 0;
+      bool rowKernel = kernels::rowKernelOperands(in.op) > 0;
+      size_t wantBufs = kernels::rowKernelOperands(in.op);
       switch (in.op) {
       case Opcode::GemmTile:
       case Opcode::GemvTile:
@@ -218,21 +219,10 @@ private:
       case Opcode::Mul:
       case Opcode::Max:
       case Opcode::Swiglu:
-      case Opcode::AttnScores:
-      case Opcode::AttnValues:
         wantBufs = 3;
-        break;
-      case Opcode::RmsScale:
-      case Opcode::Rope:
-      case Opcode::FlashStep:
-        wantBufs = 4;
         break;
       case Opcode::Swap:
       case Opcode::Copy:
-      case Opcode::Reduce:
-      case Opcode::SoftmaxExp:
-      case Opcode::DivRows:
-      case Opcode::Regrid:
         wantBufs = 2;
         break;
       case Opcode::Repeat:
@@ -240,7 +230,8 @@ private:
       case Opcode::Mark:
         break;
       default:
-        wantBufs = 1;
+        if (!rowKernel)
+          wantBufs = 1;
         break;
       }
       if (in.bufs.size() != wantBufs)
@@ -249,6 +240,9 @@ private:
       bool hasBody = in.op == Opcode::Repeat || in.op == Opcode::When;
       if (!hasBody && !in.body.empty())
         return fail("only repeat and when have a body");
+      if (rowKernel)
+        if (Error e = checkRowKernel(in))
+          return fail(toString(std::move(e)));
       switch (in.op) {
       case Opcode::GemmTile:
       case Opcode::GemvTile: {
@@ -264,18 +258,6 @@ private:
           return fail("the accumulator must not alias an operand");
         break;
       }
-      case Opcode::Reduce:
-      case Opcode::RmsScale:
-      case Opcode::Rope:
-      case Opcode::AttnScores:
-      case Opcode::SoftmaxExp:
-      case Opcode::AttnValues:
-      case Opcode::DivRows:
-      case Opcode::Regrid:
-      case Opcode::FlashStep:
-        if (Error e = checkRowKernel(in))
-          return fail(toString(std::move(e)));
-        break;
       case Opcode::Add:
       case Opcode::Mul:
       case Opcode::Max:

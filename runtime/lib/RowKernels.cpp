@@ -11,6 +11,25 @@
 
 namespace wafer::rt::kernels {
 
+int rowKernelOperands(Opcode op) {
+  switch (op) {
+  case Opcode::Reduce:
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+  case Opcode::Regrid:
+    return 2;
+  case Opcode::AttnScores:
+  case Opcode::AttnValues:
+    return 3;
+  case Opcode::RmsScale:
+  case Opcode::Rope:
+  case Opcode::FlashStep:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
 llvm::Expected<std::vector<int64_t>>
 rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
   auto fail = [](const llvm::Twine &what) {

@@ -39,6 +39,10 @@ struct RowResult {
 };
 RowResult rowKernel(Opcode op, const RowArgs &args);
 
+/// The buffers a row instruction (Reduce .. FlashStep, not Swiglu) takes;
+/// 0 for every other opcode.
+int rowKernelOperands(Opcode op);
+
 /// The elements a row instruction reads or writes in each of its buffers,
 /// in operand order; an error for inconsistent sizes.
 llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
