@@ -1,10 +1,10 @@
 //===- Fabric.cpp - Logical rings, K-trees and route construction ---------===//
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/TimingModel.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -78,18 +78,21 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              const Target &t, bool interleaved) {
   if (n <= 1)
     return 0;
-  int64_t transfer = (words + t.linkWordsPerCycle - 1) / t.linkWordsPerCycle;
-  int64_t add = int64_t(std::ceil(double(values) / macsPerCycle));
+  // The emulator's prices for one chain step: a transfer, its two ramps,
+  // the hops to the next group member, the receive, the add.
+  TimingModel timing(t);
+  int64_t transfer = timing.occupancy(words);
+  int64_t add = TimingModel::kernelCycles(values, macsPerCycle);
   int64_t hopsPerPosition = interleaved ? 2 : 1;
   int64_t cycles = 0;
   for (const KTreeLevel &level : ktreeLevels(n, k)) {
-    int64_t step = transfer + 2 * t.rampCycles +
-                   level.stride * hopsPerPosition * t.hopCycles +
-                   t.relayCycles + add;
+    int64_t step = transfer + 2 * timing.rampCycles() +
+                   level.stride * hopsPerPosition * timing.hopCycles() +
+                   timing.receiveCycles() + add;
     cycles += (level.groupSize - 1) * step;
   }
-  return cycles + transfer + 2 * t.rampCycles + (n - 1) * t.hopCycles +
-         t.relayCycles;
+  return cycles + transfer + 2 * timing.rampCycles() +
+         (n - 1) * timing.hopCycles() + timing.receiveCycles();
 }
 
 int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,

@@ -84,6 +84,11 @@ static cl::opt<std::string> outputsPath("outputs", cl::desc("Outputs .npz"),
                                         cl::sub(evalCommand));
 static cl::opt<std::string> statsPath("stats", cl::desc("Statistics JSON"),
                                       cl::sub(runCommand));
+static cl::opt<std::string> saveBundlePath(
+    "save-bundle",
+    cl::desc("Also write the compiled program bundle to this file (run it "
+             "again with `wafer-run run FILE`)"),
+    cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand));
@@ -217,6 +222,9 @@ static int run() {
   Expected<rt::Program> program = loadModel(modelPath);
   if (!program)
     return fail(toString(program.takeError()));
+  if (!saveBundlePath.empty())
+    if (Error error = rt::writeBundleFile(*program, saveBundlePath))
+      return fail(toString(std::move(error)));
   rt::NDArrayMap inputs;
   if (!inputsPath.empty()) {
     Expected<rt::NDArrayMap> read = rt::readNpz(inputsPath);

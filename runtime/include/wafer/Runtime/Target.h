@@ -33,6 +33,8 @@ struct Target {
   int64_t rampCycles = 0;
   /// beta: cycles a core's software spends handling one received message.
   int64_t relayCycles = 0;
+  /// Cycles a core spends issuing a send (the transfer is asynchronous).
+  int64_t sendIssueCycles = 1;
   /// 32-bit words per link direction per cycle.
   int64_t linkWordsPerCycle = 0;
   /// Fused multiply-accumulates per cycle, by arithmetic type.

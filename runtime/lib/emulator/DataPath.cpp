@@ -1,0 +1,147 @@
+//===- DataPath.cpp - The element data of every core ----------------------===//
+#include "DataPath.h"
+
+#include "wafer/Runtime/RowKernels.h"
+
+#include <algorithm>
+
+namespace wafer::rt::emulator {
+
+DataPath::~DataPath() = default;
+
+void roundToType(DType dtype, float *values, int64_t count) {
+  if (dtype != DType::F16)
+    return;
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = float(_Float16(values[i]));
+}
+
+namespace {
+
+class FunctionalDataPath final : public DataPath {
+public:
+  explicit FunctionalDataPath(const Program &p) : p(p) {
+    for (const Buffer &b : p.buffers) {
+      slotOffset.push_back(perCore);
+      perCore += b.elements;
+    }
+  }
+
+  void allocate(int64_t cores) override { data.assign(cores * perCore, 0.0f); }
+
+  float *storage(int32_t core, int32_t slot) override {
+    return data.data() + int64_t(core) * perCore + slotOffset[slot];
+  }
+
+  Payload read(int32_t core, int32_t slot, int64_t elements) override {
+    const float *src = storage(core, slot);
+    return std::make_shared<const std::vector<float>>(src, src + elements);
+  }
+
+  void write(int32_t core, int32_t slot, int32_t buffer,
+             const Payload &payload) override {
+    float *dst = storage(core, slot);
+    std::copy(payload->begin(), payload->end(), dst);
+    roundToType(p.buffers[buffer].dtype, dst, int64_t(payload->size()));
+  }
+
+  int64_t kernel(int32_t core, const Op &op, const KernelSlots &slots,
+                 const KernelValues &values) override;
+
+private:
+  void round(int32_t buffer, float *values, int64_t count) const {
+    roundToType(p.buffers[buffer].dtype, values, count);
+  }
+  int64_t rowKernel(int32_t core, const Op &op, const KernelSlots &slots,
+                    const KernelValues &values);
+
+  const Program &p;
+  int64_t perCore = 0;
+  std::vector<int64_t> slotOffset;
+  std::vector<float> data;
+};
+
+int64_t FunctionalDataPath::rowKernel(int32_t core, const Op &op,
+                                      const KernelSlots &slots,
+                                      const KernelValues &values) {
+  kernels::RowArgs args;
+  args.out = storage(core, slots.out);
+  auto operand = [&](int32_t slot) -> const float * {
+    return slot < 0 ? nullptr : storage(core, slot);
+  };
+  args.a = operand(slots.in1);
+  args.b = operand(slots.in2);
+  args.c = operand(slots.in3);
+  args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
+  args.scalar = op.scalar;
+  args.expr = values.expr;
+  args.expr2 = values.expr2;
+  args.outElements = p.buffers[op.out].elements;
+  args.aElements = op.in1 < 0 ? 0 : p.buffers[op.in1].elements;
+  kernels::RowResult result = kernels::rowKernel(op.opcode, args);
+  round(op.out, args.out, result.written);
+  return result.work;
+}
+
+int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
+                                   const KernelSlots &slots,
+                                   const KernelValues &values) {
+  switch (op.kind) {
+  case Step::Gemm:
+  case Step::Gemv: {
+    int64_t m = op.kind == Step::Gemm ? op.m : 1, k = op.k, n = op.n;
+    float *out = storage(core, slots.out);
+    const float *a = storage(core, slots.in1), *b = storage(core, slots.in2);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t q = 0; q < k; ++q) {
+        float av = a[i * k + q];
+        for (int64_t j = 0; j < n; ++j)
+          out[i * n + j] += av * b[q * n + j];
+      }
+    round(op.out, out, m * n);
+    return m * k * n;
+  }
+  case Step::Add:
+  case Step::Mul:
+  case Step::Max:
+  case Step::Swiglu: {
+    int64_t count = p.buffers[op.out].elements;
+    float *out = storage(core, slots.out);
+    const float *a = storage(core, slots.in1), *b = storage(core, slots.in2);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = kernels::elementwise(op.opcode, a[i], b[i]);
+    round(op.out, out, count);
+    return count;
+  }
+  case Step::Zero: {
+    int64_t count = p.buffers[op.out].elements;
+    std::fill_n(storage(core, slots.out), count, 0.0f);
+    return count;
+  }
+  case Step::Rotate: {
+    int64_t count = p.buffers[op.out].elements;
+    float *a = storage(core, slots.out);
+    if (count > 0)
+      std::rotate(a, a + op.n, a + count);
+    return count;
+  }
+  case Step::Copy: {
+    float *dst = storage(core, slots.out) + values.expr * op.n;
+    const float *src = storage(core, slots.in1) + values.expr2 * op.n;
+    if (src != dst) // slots of one size never partly overlap
+      std::copy_n(src, op.n, dst);
+    round(op.out, dst, op.n);
+    return op.n;
+  }
+  default:
+    return rowKernel(core, op, slots, values);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<DataPath> makeFunctionalDataPath(const Program &program) {
+  return std::make_unique<FunctionalDataPath>(program);
+}
+
+} // namespace wafer::rt::emulator

@@ -1,0 +1,510 @@
+//===- Emulator.cpp - The scheduler of the mesh emulator ------------------===//
+//
+// Every core interprets its role's flat code (RoleCode.h), so per-core state
+// is a program counter, a loop stack, a time and where its buffers' storage
+// is. The rooms around the scheduler: the data path computes (DataPath.h),
+// the network moves messages over the routes (Network.h), the timing model
+// prices every event (TimingModel.h), and the host places inputs and reads
+// outputs (HostIO.h).
+//
+// Scheduling is a discrete-event loop over batches: the ready cores with the
+// smallest time run (in parallel when allowed) until they block on a recv,
+// finish, or reach a send at a later time; the sends of a batch are then
+// committed in (y, x) order. Only commits touch shared state, so results and
+// cycle counts do not depend on the number of host threads.
+//
+//===----------------------------------------------------------------------===//
+#include "DataPath.h"
+#include "HostIO.h"
+#include "Network.h"
+#include "RoleCode.h"
+
+#include "wafer/Runtime/Bundle.h"
+#include "wafer/Runtime/Emulator.h"
+#include "wafer/Runtime/Expr.h"
+#include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/TimingModel.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <queue>
+
+using namespace llvm;
+
+namespace wafer::rt {
+
+namespace {
+
+using namespace emulator;
+
+Error err(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
+}
+
+/// The end of one op's segment on one core, flushed into the op totals.
+struct MarkRecord {
+  int64_t op = 0, time = 0, compute = 0, words = 0, messages = 0;
+};
+
+enum class Status : uint8_t { Ready, Blocked, Done };
+
+struct Core {
+  int64_t time = 0;
+  uint32_t pc = 0;
+  Status status = Status::Ready;
+  int32_t waitChannel = -1, waitColor = -1;
+  /// Kernel cycles, words and messages since the last mark.
+  int64_t compute = 0, words = 0, messages = 0;
+  /// The enclosing loops, innermost last.
+  struct Loop {
+    int64_t count = 0, iteration = 0;
+  };
+  SmallVector<Loop, 2> loops;
+  std::optional<Outgoing> outbox;
+  SmallVector<MarkRecord, 1> marks;
+  std::string error;
+};
+
+struct OpTotals {
+  int64_t end = -1, compute = 0, words = 0, messages = 0;
+};
+
+class Scheduler {
+public:
+  Scheduler(const Program &p, const EmulatorOptions &options)
+      : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
+        threads(std::max(1u, options.threads)), network(p, timing),
+        data(makeFunctionalDataPath(p)) {}
+
+  Expected<RunResult> run(const NDArrayMap &inputs);
+
+private:
+  Error allocate();
+  Error simulate();
+  void runCore(int32_t id, int64_t batchTime);
+  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime);
+  Error commitSend(int32_t id, const Outgoing &o);
+  Error deadlock() const;
+  RunStats stats() const;
+
+  std::string coreName(int32_t id) const {
+    return formatv("core ({0},{1})", id % W, id / W).str();
+  }
+  int32_t &slotOf(int32_t id, int32_t buf) {
+    return slots[int64_t(id) * nb + buf];
+  }
+  int64_t &busy(int32_t id, int32_t buf) {
+    return busyUntil[int64_t(id) * nb + slotOf(id, buf)];
+  }
+  ExprEnv env(int32_t id) const {
+    int64_t x = id % W, y = id / W;
+    return {x, y, grid.posX[x], grid.posY[y], W, H};
+  }
+
+  const Program &p;
+  const TimingModel timing;
+  const int64_t W, H, N;
+  const unsigned threads;
+  Network network;
+  std::unique_ptr<DataPath> data;
+  GridPositions grid;
+
+  std::vector<std::vector<Op>> code; // per role
+  std::vector<Expr> exprs;
+  std::vector<int32_t> roleOf;
+
+  int64_t nb = 0, sramBytes = 0;
+  std::vector<int32_t> slots;     // [core * nb + buffer] -> storage slot
+  std::vector<int64_t> busyUntil; // [core * nb + slot]: pending send done
+
+  std::vector<Core> cores;
+  std::priority_queue<std::pair<int64_t, int32_t>,
+                      std::vector<std::pair<int64_t, int32_t>>, std::greater<>>
+      ready;
+  std::vector<OpTotals> opTotals;
+};
+
+//===----------------------------------------------------------------------===//
+// Setup
+//===----------------------------------------------------------------------===//
+
+Error Scheduler::allocate() {
+  nb = int64_t(p.buffers.size());
+  const Buffer *highest = nullptr;
+  for (const Buffer &b : p.buffers) {
+    int64_t end = b.offsetBytes + bytesOf(b.dtype) * b.elements;
+    if (end > sramBytes) {
+      sramBytes = end;
+      highest = &b;
+    }
+  }
+  // Every core allocates the same buffers, so core (0,0) stands for all.
+  if (sramBytes > p.target.sramBytes)
+    return err(formatv("SRAM overflow at core (0,0): buffer '{0}' ends at "
+                       "byte {1}, target {2} has {3} bytes per core",
+                       highest->name, sramBytes, p.target.name,
+                       p.target.sramBytes));
+  data->allocate(N);
+  slots.resize(N * nb);
+  for (int64_t id = 0; id < N; ++id)
+    for (int64_t b = 0; b < nb; ++b)
+      slots[id * nb + b] = int32_t(b);
+  busyUntil.assign(N * nb, 0);
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Execution
+//===----------------------------------------------------------------------===//
+
+/// Runs the core until it blocks, finishes or reaches a send that belongs to
+/// a later batch.
+void Scheduler::runCore(int32_t id, int64_t batchTime) {
+  Core &c = cores[id];
+  const std::vector<Op> &ops = code[roleOf[id]];
+  while (c.pc < ops.size() && c.error.empty())
+    if (!step(id, c, ops[c.pc], batchTime))
+      return;
+  if (c.pc >= ops.size())
+    c.status = Status::Done;
+}
+
+/// Executes one op; false when the core must stop for this batch.
+bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
+  // A write must wait until the sends reading the storage have left.
+  auto startWrite = [&](int32_t buf) {
+    c.time = std::max(c.time, busy(id, buf));
+  };
+  auto fail = [&](const Twine &what) {
+    c.error = coreName(id) + ": " + what.str();
+    return false;
+  };
+  // Expressions see the core's coordinates and the innermost loop's i.
+  auto evaluate = [&](int32_t expr) {
+    ExprEnv e = env(id);
+    if (!c.loops.empty())
+      e.i = c.loops.back().iteration;
+    return exprs[expr].evaluate(e);
+  };
+  auto slotOrNone = [&](int32_t buf) {
+    return buf < 0 ? -1 : slotOf(id, buf);
+  };
+  // Runs a local kernel on the data path and charges its cycles.
+  auto kernel = [&](const KernelValues &values) {
+    KernelSlots s{slotOrNone(op.out), slotOrNone(op.in1), slotOrNone(op.in2),
+                  slotOrNone(op.in3)};
+    int64_t work = data->kernel(id, op, s, values);
+    int64_t cycles = timing.kernelCycles(work, p.buffers[op.out].dtype);
+    c.time += cycles;
+    c.compute += cycles;
+  };
+  switch (op.kind) {
+  case Step::Gemm:
+  case Step::Gemv:
+  case Step::Add:
+  case Step::Mul:
+  case Step::Max:
+  case Step::Swiglu:
+  case Step::Zero:
+  case Step::Rotate:
+  case Step::Reduce:
+  case Step::RmsScale:
+  case Step::Rope:
+  case Step::SoftmaxExp:
+  case Step::AttnValues:
+  case Step::DivRows:
+    startWrite(op.out);
+    kernel({});
+    break;
+  case Step::AttnScores:
+  case Step::Regrid:
+  case Step::FlashStep: {
+    Expected<int64_t> first = evaluate(op.expr);
+    if (!first)
+      return fail(toString(first.takeError()));
+    int64_t second = 0;
+    if (op.expr2 >= 0) {
+      Expected<int64_t> value = evaluate(op.expr2);
+      if (!value)
+        return fail(toString(value.takeError()));
+      second = *value;
+    }
+    startWrite(op.out);
+    if (op.kind == Step::FlashStep)
+      startWrite(op.in1);
+    kernel({*first, second});
+    break;
+  }
+  case Step::Swap:
+    std::swap(slotOf(id, op.out), slotOf(id, op.in1));
+    break;
+  case Step::Copy: {
+    Expected<int64_t> to = evaluate(op.expr);
+    if (!to)
+      return fail(toString(to.takeError()));
+    Expected<int64_t> from = evaluate(op.expr2);
+    if (!from)
+      return fail(toString(from.takeError()));
+    int64_t toSlots = p.buffers[op.out].elements / op.n,
+            fromSlots = p.buffers[op.in1].elements / op.n;
+    if (*to < 0 || *to >= toSlots || *from < 0 || *from >= fromSlots)
+      return fail(formatv("copy from slot {0} of '{1}' ({2} slots) to slot "
+                          "{3} of '{4}' ({5} slots) is out of range",
+                          *from, p.buffers[op.in1].name, fromSlots, *to,
+                          p.buffers[op.out].name, toSlots));
+    startWrite(op.out);
+    kernel({*to, *from});
+    break;
+  }
+  case Step::Send: {
+    if (c.time > batchTime)
+      return false;
+    int32_t color = network.channelColor(id, op.channel, /*send=*/true);
+    if (color < 0)
+      return fail("send on channel '" + p.channels[op.channel].name +
+                  "' but the channel has no route starting at this core");
+    const Buffer &buffer = p.buffers[op.out];
+    int64_t words = TimingModel::words(buffer.elements, buffer.dtype);
+    c.outbox = Outgoing{c.time,
+                        color,
+                        slotOf(id, op.out),
+                        words,
+                        buffer.elements,
+                        data->read(id, slotOf(id, op.out), buffer.elements)};
+    c.words += words;
+    c.messages += 1;
+    // The transfer itself overlaps what follows.
+    c.time += timing.sendIssueCycles();
+    ++c.pc;
+    // Stop so that the commit records when the storage is free again.
+    return false;
+  }
+  case Step::Recv: {
+    int32_t color = network.channelColor(id, op.channel, /*send=*/false);
+    if (color < 0)
+      return fail("recv on channel '" + p.channels[op.channel].name +
+                  "' but the channel has no route delivering to this core");
+    if (!network.hasMessage(id, color)) {
+      c.status = Status::Blocked;
+      c.waitChannel = op.channel;
+      c.waitColor = color;
+      return false;
+    }
+    Message msg = network.takeMessage(id, color);
+    int64_t count = p.buffers[op.out].elements;
+    if (msg.elements != count)
+      return fail(formatv("recv on channel '{0}' into buffer '{1}' of {2} "
+                          "elements got a message of {3}",
+                          p.channels[op.channel].name, p.buffers[op.out].name,
+                          count, msg.elements));
+    c.time = std::max({c.time, msg.arrival, busy(id, op.out)}) +
+             timing.receiveCycles();
+    data->write(id, slotOf(id, op.out), op.out, msg.data);
+    break;
+  }
+  case Step::LoopBegin:
+  case Step::Branch: {
+    Expected<int64_t> v = evaluate(op.expr);
+    if (!v)
+      return fail(toString(v.takeError()));
+    if (op.kind == Step::LoopBegin && *v < 0)
+      return fail(formatv("repeat count {0} of '{1}' is negative", *v,
+                          exprs[op.expr].text()));
+    if (*v == 0) {
+      c.pc = op.jump;
+      return true;
+    }
+    if (op.kind == Step::LoopBegin)
+      c.loops.push_back({*v, 0});
+    break;
+  }
+  case Step::LoopEnd:
+    if (++c.loops.back().iteration < c.loops.back().count) {
+      c.pc = op.jump + 1;
+      return true;
+    }
+    c.loops.pop_back();
+    break;
+  case Step::Mark:
+    c.marks.push_back({op.mark, c.time, c.compute, c.words, c.messages});
+    c.compute = c.words = c.messages = 0;
+    break;
+  }
+  ++c.pc;
+  return true;
+}
+
+Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
+  Expected<int64_t> storageFree =
+      network.inject(src, o, [&](int32_t core, int32_t color) {
+        Core &dst = cores[core];
+        if (dst.status == Status::Blocked && dst.waitColor == color) {
+          dst.status = Status::Ready;
+          ready.push({dst.time, core});
+        }
+      });
+  if (!storageFree)
+    return storageFree.takeError();
+  int64_t &done = busyUntil[int64_t(src) * nb + o.storage];
+  done = std::max(done, *storageFree);
+  return Error::success();
+}
+
+Error Scheduler::deadlock() const {
+  int64_t waiting = 0;
+  std::string examples;
+  for (int32_t id = 0; id < N; ++id) {
+    const Core &c = cores[id];
+    if (c.status != Status::Blocked)
+      continue;
+    if (++waiting <= 4)
+      examples +=
+          formatv("{0}{1} on channel '{2}' color {3}", waiting > 1 ? "; " : "",
+                  coreName(id), p.channels[c.waitChannel].name, c.waitColor);
+  }
+  return err(
+      formatv("deadlock: {0} cores wait forever, e.g. {1}", waiting, examples));
+}
+
+Error Scheduler::simulate() {
+  cores.assign(N, Core());
+  network.reset();
+  opTotals.assign(p.ops.size(), OpTotals());
+  for (int32_t id = 0; id < N; ++id)
+    ready.push({0, id});
+
+  std::optional<DefaultThreadPool> pool;
+  if (threads > 1)
+    pool.emplace(hardware_concurrency(threads));
+  std::vector<int32_t> batch;
+  while (!ready.empty()) {
+    int64_t now = ready.top().first;
+    batch.clear();
+    while (!ready.empty() && ready.top().first == now) {
+      batch.push_back(ready.top().second);
+      ready.pop();
+    }
+    // Cores only touch their own state while running, so any split works.
+    constexpr size_t kMinParallelBatch = 16;
+    if (pool && batch.size() >= kMinParallelBatch) {
+      size_t chunk = std::max<size_t>(1, batch.size() / (4 * threads));
+      for (size_t lo = 0; lo < batch.size(); lo += chunk)
+        pool->async([&, lo, chunk] {
+          for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
+            runCore(batch[i], now);
+        });
+      pool->wait();
+    } else {
+      for (int32_t id : batch)
+        runCore(id, now);
+    }
+
+    // Commit in (y, x) order: errors, op marks, then sends (which may wake
+    // cores of this batch that blocked).
+    for (int32_t id : batch)
+      if (!cores[id].error.empty())
+        return err(cores[id].error);
+    for (int32_t id : batch) {
+      Core &c = cores[id];
+      for (const MarkRecord &m : c.marks) {
+        OpTotals &o = opTotals[m.op];
+        o.end = std::max(o.end, m.time);
+        o.compute = std::max(o.compute, m.compute);
+        o.words += m.words;
+        o.messages += m.messages;
+      }
+      c.marks.clear();
+      if (c.status == Status::Ready)
+        ready.push({c.time, id});
+    }
+    for (int32_t id : batch)
+      if (std::optional<Outgoing> &o = cores[id].outbox) {
+        if (Error e = commitSend(id, *o))
+          return e;
+        o.reset();
+      }
+  }
+  for (const Core &c : cores)
+    if (c.status != Status::Done)
+      return deadlock();
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+RunStats Scheduler::stats() const {
+  RunStats s;
+  s.cycles = network.lastArrival();
+  for (const Core &c : cores)
+    s.cycles = std::max(s.cycles, c.time);
+  s.seconds = double(s.cycles) / p.target.clockHz;
+  s.maxSramBytesPerCore = sramBytes;
+  s.maxRoutesPerCore = network.maxRoutesPerCore();
+  s.kvCapacityTokens = p.kvCapacityTokens;
+  s.messages = network.messages();
+  s.linkWords = network.linkWords();
+  int64_t previousEnd = 0;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const OpTotals &o = opTotals[k];
+    OpStats op{p.ops[k].name, p.ops[k].kind, p.ops[k].algorithm};
+    // An op no core marked took no time of its own.
+    int64_t end = std::max(o.end, previousEnd);
+    op.cycles = end - previousEnd;
+    op.computeCycles = o.compute;
+    op.wordsSent = o.words;
+    op.messages = o.messages;
+    previousEnd = end;
+    s.ops.push_back(std::move(op));
+  }
+  return s;
+}
+
+Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
+  if (Error e = validateProgram(p))
+    return std::move(e);
+  grid.posX = ringPositions(W, p.interleave);
+  grid.posY = ringPositions(H, p.interleave);
+  grid.orderX = ringOrder(W, p.interleave);
+  grid.orderY = ringOrder(H, p.interleave);
+  for (const Role &role : p.roles) {
+    code.emplace_back();
+    compileBody(role.body, code.back(), exprs);
+  }
+  roleOf.assign(N, -1);
+  for (size_t r = 0; r < p.roles.size(); ++r) {
+    const CoreSet &cs = p.roles[r].cores;
+    for (int64_t y = cs.y.lo; y <= cs.y.hi; y += cs.y.step)
+      for (int64_t x = cs.x.lo; x <= cs.x.hi; x += cs.x.step)
+        roleOf[y * W + x] = int32_t(r);
+  }
+  if (Error e = network.buildRouteTables())
+    return std::move(e);
+  if (Error e = allocate())
+    return std::move(e);
+  if (Error e = placeInputs(p, inputs, grid, *data))
+    return std::move(e);
+  if (Error e = simulate())
+    return std::move(e);
+  RunResult result;
+  result.stats = stats();
+  result.outputs = readOutputs(p, grid, *data, [&](int32_t core, int32_t buf) {
+    return slotOf(core, buf);
+  });
+  return result;
+}
+
+} // namespace
+
+Expected<RunResult> runProgram(const Program &program, const NDArrayMap &inputs,
+                               const EmulatorOptions &options) {
+  return Scheduler(program, options).run(inputs);
+}
+
+} // namespace wafer::rt

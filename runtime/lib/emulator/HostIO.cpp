@@ -1,0 +1,177 @@
+//===- HostIO.cpp - What the host places on the grid and reads back -------===//
+#include "HostIO.h"
+
+#include "wafer/Runtime/Layout.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace wafer::rt::emulator {
+
+static Error err(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// The embedding rows the token ids of input `in.gatherIds` select from
+/// the table in `in.data`, row-major in in.sourceShape.
+static Expected<std::vector<float>> gatherRows(const HostTensor &in,
+                                               const NDArrayMap &inputs) {
+  auto it = inputs.find(in.gatherIds);
+  if (it == inputs.end())
+    return err("input '" + in.gatherIds + "' missing from the inputs");
+  const NDArray &ids = it->second;
+  if (ids.dtype != "int64" && ids.dtype != "int32")
+    return err(formatv("input '{0}' has dtype {1}, expected int64 or int32 "
+                       "token ids",
+                       in.gatherIds, ids.dtype));
+  int64_t dim = in.sourceShape.back(), rowsWanted = 1;
+  for (size_t d = 0; d + 1 < in.sourceShape.size(); ++d)
+    rowsWanted *= in.sourceShape[d];
+  if (ids.elements() != rowsWanted)
+    return err(formatv("input '{0}' has shape {1}, expected {2} token ids",
+                       in.gatherIds, shapeText(ids.shape), rowsWanted));
+  int64_t rows = int64_t(in.data.size()) / dim;
+  std::vector<float> out;
+  out.reserve(ids.data.size() * dim);
+  for (float id : ids.data) {
+    if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
+      return err(formatv("input '{0}': token id {1} is outside the "
+                         "embedding table of {2} rows",
+                         in.gatherIds, int64_t(id), rows));
+    auto row = in.data.begin() + int64_t(id) * dim;
+    out.insert(out.end(), row, row + dim);
+  }
+  return out;
+}
+
+Error placeInputs(const Program &p, const NDArrayMap &inputs,
+                  const GridPositions &grid, DataPath &data) {
+  const int64_t W = p.gridWidth, H = p.gridHeight;
+  for (const HostTensor &in : p.inputs) {
+    const std::vector<float> *source = &in.data;
+    std::vector<float> gathered;
+    if (!in.gatherIds.empty()) {
+      Expected<std::vector<float>> rows = gatherRows(in, inputs);
+      if (!rows)
+        return rows.takeError();
+      gathered = std::move(*rows);
+      source = &gathered;
+    } else if (in.data.empty()) {
+      auto it = inputs.find(in.name);
+      if (it == inputs.end())
+        return err("input '" + in.name + "' missing from the inputs");
+      const NDArray &a = it->second;
+      if (a.shape != in.sourceShape)
+        return err(formatv("input '{0}' has shape {1}, expected {2}", in.name,
+                           shapeText(a.shape), shapeText(in.sourceShape)));
+      if (a.dtype != "float32")
+        return err(formatv("input '{0}' has dtype {1}, expected float32",
+                           in.name, a.dtype));
+      if (int64_t(a.data.size()) != a.elements())
+        return err(formatv("input '{0}' has {1} values for shape {2}", in.name,
+                           a.data.size(), shapeText(a.shape)));
+      source = &a.data;
+    }
+    // The source index of every placed element, shared by all replicas.
+    // Before the run every buffer is in its own slot.
+    for (int64_t id = 0; id < W * H; ++id) {
+      float *dst = data.storage(int32_t(id), in.buffer);
+      forEachLocalElement(
+          in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
+          [&](int64_t local, int64_t global) {
+            int64_t index = global < 0 ? -1 : sourceIndex(in, global);
+            dst[local] = index < 0 ? 0.0f : (*source)[index];
+          });
+      roundToType(p.buffers[in.buffer].dtype, dst,
+                  p.buffers[in.buffer].elements);
+    }
+  }
+  return Error::success();
+}
+
+NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
+                       DataPath &data,
+                       function_ref<int32_t(int32_t, int32_t)> slotOf) {
+  const int64_t W = p.gridWidth, H = p.gridHeight;
+  NDArrayMap outputs;
+  for (const HostTensor &out : p.outputs) {
+    NDArray a;
+    a.shape = out.shape;
+    a.data.assign(a.elements(), 0.0f);
+    // Replicated axes are read from their logical position 0.
+    bool usesX = false, usesY = false;
+    for (const LayoutDim &d : out.layout) {
+      usesX |= d.axis == Axis::X;
+      usesY |= d.axis == Axis::Y;
+    }
+    for (int64_t ly = 0; ly < (usesY ? H : 1); ++ly)
+      for (int64_t lx = 0; lx < (usesX ? W : 1); ++lx) {
+        int32_t id = int32_t(grid.orderY[ly] * W + grid.orderX[lx]);
+        const float *src = data.storage(id, slotOf(id, out.buffer));
+        forEachLocalElement(out.shape, out.layout, H, W, lx, ly,
+                            [&](int64_t local, int64_t global) {
+                              if (global >= 0)
+                                a.data[global] = src[local];
+                            });
+      }
+    if (out.indexDim >= 0) {
+      // Host-side gather along one dimension.
+      NDArray gathered;
+      gathered.shape = a.shape;
+      int64_t d = out.indexDim, extent = a.shape[d];
+      gathered.shape[d] = int64_t(out.indexMap.size());
+      int64_t inner = 1, outer = 1;
+      for (size_t i = d + 1; i < a.shape.size(); ++i)
+        inner *= a.shape[i];
+      for (int64_t i = 0; i < d; ++i)
+        outer *= a.shape[i];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t index : out.indexMap)
+          gathered.data.insert(gathered.data.end(),
+                               a.data.begin() + (o * extent + index) * inner,
+                               a.data.begin() + (o * extent + index + 1) *
+                                                    inner);
+      a = std::move(gathered);
+    }
+    if (!out.permutation.empty()) {
+      // Host-side transpose: element at placed coordinates c goes to
+      // coordinates c permuted.
+      NDArray permuted;
+      for (int64_t p : out.permutation)
+        permuted.shape.push_back(a.shape[p]);
+      permuted.data.resize(a.data.size());
+      size_t rank = a.shape.size();
+      std::vector<int64_t> stride(rank, 1);
+      for (size_t d = rank; d-- > 1;)
+        stride[d - 1] = stride[d] * permuted.shape[d];
+      for (int64_t index = 0; index < int64_t(a.data.size()); ++index) {
+        int64_t rest = index, target = 0;
+        std::vector<int64_t> coord(rank);
+        for (size_t d = rank; d-- > 0;) {
+          coord[d] = rest % a.shape[d];
+          rest /= a.shape[d];
+        }
+        for (size_t d = 0; d < rank; ++d)
+          target += coord[out.permutation[d]] * stride[d];
+        permuted.data[target] = a.data[index];
+      }
+      a = std::move(permuted);
+    }
+    if (!out.sourceShape.empty())
+      a.shape = out.sourceShape;
+    outputs[out.name] = std::move(a);
+  }
+  return outputs;
+}
+
+} // namespace wafer::rt::emulator

@@ -1,0 +1,149 @@
+//===- Network.cpp - Routes, links and mailboxes of the fabric ------------===//
+#include "Network.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace wafer::rt::emulator {
+
+static Error err(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
+}
+
+Error Network::buildRouteTables() {
+  for (const Channel &ch : p.channels)
+    for (const Route &r : ch.routes)
+      numColors = std::max(numColors, r.color + 1);
+  routeAt.assign(N * numColors, nullptr);
+  channelOf.assign(N * numColors, -1);
+  for (size_t c = 0; c < p.channels.size(); ++c)
+    for (const Route &r : p.channels[c].routes)
+      for (int64_t y = r.cores.y.lo; y <= r.cores.y.hi; y += r.cores.y.step)
+        for (int64_t x = r.cores.x.lo; x <= r.cores.x.hi; x += r.cores.x.step) {
+          int64_t slot = (y * W + x) * numColors + r.color;
+          if (routeAt[slot])
+            return err(formatv("route conflict: core ({0},{1}) color {2} is "
+                               "configured by channel '{3}' and channel "
+                               "'{4}'",
+                               x, y, r.color, p.channels[channelOf[slot]].name,
+                               p.channels[c].name));
+          routeAt[slot] = &r;
+          channelOf[slot] = int32_t(c);
+        }
+  // validateProgram keeps colors below routesPerCore, so a core never
+  // holds more than the target allows; the high-water mark is a statistic.
+  for (int64_t id = 0; id < N; ++id)
+    maxRoutes = std::max<int64_t>(
+        maxRoutes, std::count_if(routeAt.begin() + id * numColors,
+                                 routeAt.begin() + (id + 1) * numColors,
+                                 [](const Route *r) { return r != nullptr; }));
+  return Error::success();
+}
+
+void Network::reset() {
+  ports.assign(N, Ports());
+  inboxes.assign(N * numColors, Inbox());
+  visitedBy.assign(N, 0);
+}
+
+int32_t Network::channelColor(int32_t core, int32_t channel, bool send) const {
+  // A core has at most numColors rules, however many routes the channel has.
+  for (int32_t color = 0; color < numColors; ++color) {
+    int64_t slot = int64_t(core) * numColors + color;
+    const Route *r = routeAt[slot];
+    if (r && channelOf[slot] == channel &&
+        (send ? r->in == Dir::Ramp : (r->outMask & dirBit(Dir::Ramp)) != 0))
+      return color;
+  }
+  return -1;
+}
+
+bool Network::hasMessage(int32_t core, int32_t color) const {
+  const Inbox &box = inboxes[int64_t(core) * numColors + color];
+  return box.head != box.queue.size();
+}
+
+Message Network::takeMessage(int32_t core, int32_t color) {
+  Inbox &box = inboxes[int64_t(core) * numColors + color];
+  Message msg = std::move(box.queue[box.head++]);
+  if (box.head == box.queue.size()) {
+    box.queue.clear();
+    box.head = 0;
+  }
+  return msg;
+}
+
+Expected<int64_t>
+Network::inject(int32_t src, const Outgoing &o,
+                function_ref<void(int32_t, int32_t)> delivered) {
+  int64_t words = o.words;
+  int64_t occ = timing.occupancy(words);
+  Ports &sp = ports[src];
+  int64_t start = std::max(o.time, sp.rampOut);
+  sp.rampOut = start + occ;
+  ++totalMessages;
+  ++messageSerial;
+
+  struct Head {
+    int32_t core;
+    Dir from;
+    int64_t time;
+  };
+  SmallVector<Head, 8> work{{src, Dir::Ramp, start + timing.rampCycles()}};
+  auto where = [&](int64_t id) {
+    return formatv("({0},{1})", id % W, id / W).str();
+  };
+  // Formatted only when a message goes astray.
+  auto origin = [&] {
+    return formatv("message on color {0} from {1}", o.color, where(src)).str();
+  };
+  while (!work.empty()) {
+    Head h = work.pop_back_val();
+    const Route *r = routeAt[int64_t(h.core) * numColors + o.color];
+    if (!r)
+      return err(origin() + " reaches " + where(h.core) +
+                 ", which has no route for it");
+    if (r->in != h.from)
+      return err(formatv("{0} arrives at {1} from {2} but its route expects "
+                         "{3}",
+                         origin(), where(h.core), dirName(h.from),
+                         dirName(r->in)));
+    if (visitedBy[h.core] == messageSerial)
+      return err(origin() + " reaches " + where(h.core) +
+                 " twice (routing loop)");
+    visitedBy[h.core] = messageSerial;
+    Ports &hp = ports[h.core];
+    int64_t x = h.core % W, y = h.core / W;
+    for (Dir d : {Dir::North, Dir::East, Dir::South, Dir::West}) {
+      if (!(r->outMask & dirBit(d)))
+        continue;
+      int64_t nx = x + (d == Dir::East) - (d == Dir::West);
+      int64_t ny = y + (d == Dir::South) - (d == Dir::North);
+      if (nx < 0 || ny < 0 || nx >= W || ny >= H)
+        return err(formatv("{0} leaves the grid at {1} going {2}", origin(),
+                           where(h.core), dirName(d)));
+      int64_t &link = hp.link[unsigned(d)];
+      int64_t linkStart = std::max(h.time, link);
+      link = linkStart + occ;
+      totalLinkWords += words;
+      work.push_back({int32_t(ny * W + nx), opposite(d),
+                      linkStart + timing.hopCycles()});
+    }
+    if (r->outMask & dirBit(Dir::Ramp)) {
+      int64_t rampStart = std::max(h.time, hp.rampIn);
+      hp.rampIn = rampStart + occ;
+      int64_t arrival = rampStart + occ + timing.rampCycles();
+      latestArrival = std::max(latestArrival, arrival);
+      inboxes[int64_t(h.core) * numColors + o.color].queue.push_back(
+          {arrival, o.elements, o.data});
+      delivered(h.core, o.color);
+    }
+  }
+  return start + occ;
+}
+
+} // namespace wafer::rt::emulator

@@ -1,0 +1,106 @@
+//===- Network.h - Routes, links and mailboxes of the fabric ----*- C++ -*-===//
+//
+// The fabric's state: which route every core's router holds for each color,
+// when each ramp and link is next free, and the messages waiting at each
+// core. A message moves hop by hop along the configured routes, reserving
+// each link and ramp it crosses for its occupancy (TimingModel); what a
+// core does with a message is the scheduler's business.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_RUNTIME_EMULATOR_NETWORK_H
+#define WAFER_RUNTIME_EMULATOR_NETWORK_H
+
+#include "DataPath.h"
+
+#include "wafer/Runtime/Program.h"
+#include "wafer/Runtime/TimingModel.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace wafer::rt::emulator {
+
+struct Message {
+  int64_t arrival = 0;
+  /// Values the message carries; the element count is checked on receipt.
+  int64_t elements = 0;
+  Payload data;
+};
+
+/// A send a core issued, injected into the fabric when its batch commits.
+struct Outgoing {
+  int64_t time = 0;
+  int32_t color = 0;
+  /// The sender's storage slot, busy until the message has left.
+  int32_t storage = 0;
+  /// 32-bit link words the message occupies (two f16 values per word).
+  int64_t words = 0;
+  int64_t elements = 0;
+  Payload data;
+};
+
+class Network {
+public:
+  Network(const Program &p, const TimingModel &timing)
+      : p(p), timing(timing), W(p.gridWidth), H(p.gridHeight), N(W * H) {}
+
+  /// Loads every channel's routes into the routers; two routes on one
+  /// core and color are an error naming both channels.
+  llvm::Error buildRouteTables();
+  /// Empties the links and mailboxes.
+  void reset();
+
+  /// The color of the channel's route that starts at (send) or delivers to
+  /// (recv) the core, or -1.
+  int32_t channelColor(int32_t core, int32_t channel, bool send) const;
+
+  /// Injects a message; `delivered(core, color)` is called for each core
+  /// whose mailbox receives it. Returns when the sender's storage is free
+  /// again, or an error for a message that leaves its routes.
+  llvm::Expected<int64_t>
+  inject(int32_t src, const Outgoing &message,
+         llvm::function_ref<void(int32_t, int32_t)> delivered);
+
+  /// The next message waiting at the core on the color, or none.
+  bool hasMessage(int32_t core, int32_t color) const;
+  Message takeMessage(int32_t core, int32_t color);
+
+  int64_t maxRoutesPerCore() const { return maxRoutes; }
+  int64_t messages() const { return totalMessages; }
+  int64_t linkWords() const { return totalLinkWords; }
+  int64_t lastArrival() const { return latestArrival; }
+
+private:
+  /// When each of a core's fabric resources is next free.
+  struct Ports {
+    int64_t rampOut = 0, rampIn = 0;
+    int64_t link[5] = {0, 0, 0, 0, 0}; // indexed by Dir; [Ramp] unused
+  };
+  /// Messages one core receives on one color, in send order.
+  struct Inbox {
+    std::vector<Message> queue;
+    size_t head = 0;
+  };
+
+  const Program &p;
+  const TimingModel &timing;
+  const int64_t W, H, N;
+
+  int32_t numColors = 0;
+  std::vector<const Route *> routeAt; // [core * numColors + color]
+  std::vector<int32_t> channelOf;     // the channel that route belongs to
+  int64_t maxRoutes = 0;
+
+  std::vector<Ports> ports;
+  std::vector<Inbox> inboxes;     // [core * numColors + color]
+  std::vector<int64_t> visitedBy; // message serial that last crossed a core
+  int64_t messageSerial = 0;
+  int64_t totalMessages = 0, totalLinkWords = 0, latestArrival = 0;
+};
+
+} // namespace wafer::rt::emulator
+
+#endif // WAFER_RUNTIME_EMULATOR_NETWORK_H

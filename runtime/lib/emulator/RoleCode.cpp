@@ -1,0 +1,129 @@
+//===- RoleCode.cpp - Role programs as flat code --------------------------===//
+#include "RoleCode.h"
+
+#include "llvm/Support/Error.h"
+
+namespace wafer::rt::emulator {
+
+static Step stepOf(Opcode opcode) {
+  switch (opcode) {
+  case Opcode::GemmTile:
+    return Step::Gemm;
+  case Opcode::GemvTile:
+    return Step::Gemv;
+  case Opcode::Add:
+    return Step::Add;
+  case Opcode::Mul:
+    return Step::Mul;
+  case Opcode::Zero:
+    return Step::Zero;
+  case Opcode::Swap:
+    return Step::Swap;
+  case Opcode::RotateSlots:
+    return Step::Rotate;
+  case Opcode::Send:
+    return Step::Send;
+  case Opcode::Recv:
+  case Opcode::Relay: // its Recv half; compileBody appends the Send
+    return Step::Recv;
+  case Opcode::Mark:
+    return Step::Mark;
+  case Opcode::Max:
+    return Step::Max;
+  case Opcode::Swiglu:
+    return Step::Swiglu;
+  case Opcode::Reduce:
+    return Step::Reduce;
+  case Opcode::RmsScale:
+    return Step::RmsScale;
+  case Opcode::Rope:
+    return Step::Rope;
+  case Opcode::AttnScores:
+    return Step::AttnScores;
+  case Opcode::SoftmaxExp:
+    return Step::SoftmaxExp;
+  case Opcode::AttnValues:
+    return Step::AttnValues;
+  case Opcode::DivRows:
+    return Step::DivRows;
+  case Opcode::Regrid:
+    return Step::Regrid;
+  case Opcode::FlashStep:
+    return Step::FlashStep;
+  case Opcode::Copy:
+    return Step::Copy;
+  case Opcode::Repeat:
+    return Step::LoopBegin;
+  case Opcode::When:
+    return Step::Branch;
+  }
+  return Step::Zero;
+}
+
+/// The number of expressions an instruction carries.
+static int expressionCount(Opcode opcode) {
+  switch (opcode) {
+  case Opcode::AttnScores:
+  case Opcode::Repeat:
+  case Opcode::When:
+    return 1;
+  case Opcode::Regrid:
+  case Opcode::FlashStep:
+  case Opcode::Copy:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
+                 std::vector<Expr> &exprs) {
+  for (const Instr &in : body) {
+    Op op;
+    auto buf = [&](size_t i) { return in.bufs.size() > i ? in.bufs[i] : -1; };
+    op.kind = stepOf(in.op);
+    op.opcode = in.op;
+    op.out = buf(0);
+    op.in1 = buf(1);
+    op.in2 = buf(2);
+    op.in3 = buf(3);
+    op.channel = in.channel;
+    op.m = in.m;
+    op.k = in.k;
+    op.n = in.n;
+    op.groups = in.groups;
+    op.scalar = in.scalar;
+    op.mark = in.mark;
+    // validateProgram has parsed every expression already.
+    int expressions = expressionCount(in.op);
+    if (expressions >= 1) {
+      op.expr = int32_t(exprs.size());
+      exprs.push_back(llvm::cantFail(Expr::parse(in.expr)));
+    }
+    if (expressions == 2) {
+      op.expr2 = int32_t(exprs.size());
+      exprs.push_back(llvm::cantFail(Expr::parse(in.expr2)));
+    }
+    if (in.op == Opcode::Relay) {
+      code.push_back(op);
+      op.kind = Step::Send;
+      op.channel = in.channel2;
+    }
+    if (in.op == Opcode::Repeat || in.op == Opcode::When) {
+      size_t begin = code.size();
+      code.push_back(op);
+      compileBody(in.body, code, exprs);
+      if (in.op == Opcode::Repeat) {
+        Op end;
+        end.kind = Step::LoopEnd;
+        end.jump = uint32_t(begin);
+        code.push_back(end);
+      }
+      code[begin].jump = uint32_t(code.size());
+      continue;
+    }
+    code.push_back(op);
+  }
+}
+
+} // namespace wafer::rt::emulator
