@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,6 +130,7 @@ def record(args):
                       "outputs": sha(outputs), "stats": sha(stats),
                       "cycles": cycles}
         print(f"{name}: {cycles} cycles", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
     with open(args.out, "w") as f:
         json.dump(runs, f, indent=1, sort_keys=True)
     print(f"{len(runs)} runs recorded in {args.out}")

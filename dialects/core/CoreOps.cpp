@@ -80,8 +80,8 @@ static bool progressionsIntersect(const rt::Range &a, const rt::Range &b) {
 LogicalResult ProgramOp::verify() {
   mesh::TargetAttr target = getTarget();
   mesh::GridAttr grid = getGrid();
-  if (grid.getWidth() > target.getFabricWidth() ||
-      grid.getHeight() > target.getFabricHeight())
+  if (grid.getWidth() > target.getValue().fabricWidth ||
+      grid.getHeight() > target.getValue().fabricHeight)
     return emitOpError() << "grid " << grid.getHeight() << "x"
                          << grid.getWidth() << " does not fit target '"
                          << target.getName() << "'";
@@ -117,10 +117,10 @@ LogicalResult ProgramOp::verifyRegions() {
   int64_t sram = 0;
   for (BufferOp buffer : getBody().getOps<BufferOp>())
     sram = std::max<int64_t>(sram, buffer.getOffset() + buffer.getSizeInBytes());
-  if (sram > getTarget().getSramBytes())
+  if (sram > getTarget().getValue().sramBytes)
     return emitOpError("buffers need ")
            << sram << " bytes per core; target '" << getTarget().getName()
-           << "' has " << getTarget().getSramBytes();
+           << "' has " << getTarget().getValue().sramBytes;
   return success();
 }
 
@@ -139,7 +139,7 @@ LogicalResult RouteOp::verify() {
   ProgramOp program = getProgram(*this);
   if (!program)
     return emitOpError("must be inside a core.program");
-  int64_t budget = program.getTarget().getRoutesPerCore();
+  int64_t budget = program.getTarget().getValue().routesPerCore;
   if (int32_t(getColor()) < 0 || int64_t(getColor()) >= budget)
     return emitOpError("color ")
            << getColor() << " is outside the target's " << budget

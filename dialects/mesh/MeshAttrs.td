@@ -26,26 +26,27 @@ def Mesh_GridAttr : Mesh_Attr<"Grid", "grid"> {
 def Mesh_TargetAttr : Mesh_Attr<"Target", "target"> {
   let summary = "The hardware a module is compiled for (PLMR parameters)";
   let description = [{
-    The same fields as a target JSON file (see docs/user-guide.md); passes
-    read limits from here instead of hard-coding them.
+    The fields of runtime/include/wafer/Runtime/TargetFields.def, under the
+    same names as in a target JSON file (see docs/user-guide.md), each in
+    its own type (integers, or reals such as `clock_hz`); passes read
+    limits from here instead of hard-coding them. It prints every field;
+    it parses either every field or `base = "<preset>"` followed by the
+    fields that differ from the preset, and checks every field's range.
 
     ```mlir
     #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994,
-                 clock_hz = 1100000000, sram_bytes = 49152,
-                 routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2,
-                 relay_cycles = 5, link_words_per_cycle = 1,
-                 macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>
+                 clock_hz = 1.100000e+09, sram_bytes = 49152, ...>
+    #mesh.target<base = "wse2", routes_per_core = 4>
     ```
   }];
-  let parameters = (ins
-    StringRefParameter<>:$name,
-    "int64_t":$fabric_width, "int64_t":$fabric_height,
-    "int64_t":$clock_hz, "int64_t":$sram_bytes, "int64_t":$routes_per_core,
-    "int64_t":$hop_cycles, "int64_t":$ramp_cycles, "int64_t":$relay_cycles,
-    "int64_t":$link_words_per_cycle,
-    "int64_t":$macs_f32, "int64_t":$macs_f16, "int64_t":$macs_f16_f32);
-  let assemblyFormat = "`<` struct(params) `>`";
+  // One value per field, in TargetFields.def's order: i64 or f64.
+  let parameters = (ins StringRefParameter<>:$name, "::mlir::ArrayAttr":$values);
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The runtime's description: the name and every field.
+    ::wafer::rt::Target getValue() const;
+  }];
 }
 
 def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {

@@ -62,63 +62,159 @@ LogicalResult GridAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // TargetAttr
 //===----------------------------------------------------------------------===//
 
+/// A field's value as the attribute stores it: i64 or f64, by its kind.
+static Attribute fieldValueAttr(MLIRContext *context,
+                                const wafer::rt::TargetFieldInfo &field,
+                                double value) {
+  Builder b(context);
+  if (field.isInteger)
+    return b.getI64IntegerAttr(int64_t(value));
+  return b.getF64FloatAttr(value);
+}
+
+static std::optional<double> fieldValue(const wafer::rt::TargetFieldInfo &field,
+                                        Attribute attr) {
+  if (auto i = dyn_cast<IntegerAttr>(attr); i && field.isInteger)
+    return double(i.getInt());
+  if (auto f = dyn_cast<FloatAttr>(attr); f && !field.isInteger)
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 StringRef name, int64_t fabricWidth,
-                                 int64_t fabricHeight, int64_t clockHz,
-                                 int64_t sramBytes, int64_t routesPerCore,
-                                 int64_t hopCycles, int64_t rampCycles,
-                                 int64_t relayCycles,
-                                 int64_t linkWordsPerCycle, int64_t macsF32,
-                                 int64_t macsF16, int64_t macsF16F32) {
-  std::pair<StringRef, int64_t> positive[] = {
-      {"fabric_width", fabricWidth},
-      {"fabric_height", fabricHeight},
-      {"clock_hz", clockHz},
-      {"sram_bytes", sramBytes},
-      {"routes_per_core", routesPerCore},
-      {"link_words_per_cycle", linkWordsPerCycle},
-      {"macs_f32", macsF32},
-      {"macs_f16", macsF16},
-      {"macs_f16_f32", macsF16F32}};
-  for (auto [field, value] : positive)
-    if (value <= 0)
-      return emitError() << "target field '" << field
-                         << "' must be positive, got " << value;
-  std::pair<StringRef, int64_t> nonNegative[] = {{"hop_cycles", hopCycles},
-                                                 {"ramp_cycles", rampCycles},
-                                                 {"relay_cycles", relayCycles}};
-  for (auto [field, value] : nonNegative)
-    if (value < 0)
-      return emitError() << "target field '" << field
-                         << "' must not be negative, got " << value;
+                                 StringRef name, ArrayAttr values) {
+  ArrayRef<wafer::rt::TargetFieldInfo> fields = wafer::rt::targetFields();
+  if (values.size() != fields.size())
+    return emitError() << "target has " << values.size()
+                       << " field values, expected " << fields.size();
+  if (name.empty())
+    return emitError() << "target field 'name' must be a non-empty string";
+  for (auto [field, attr] : llvm::zip_equal(fields, values)) {
+    std::optional<double> value = fieldValue(field, attr);
+    if (!value)
+      return emitError() << "target field '" << field.key << "' must be "
+                         << (field.isInteger ? "an i64 integer" : "an f64");
+    if (llvm::Error e = field.check(*value))
+      return emitError() << llvm::toString(std::move(e));
+  }
   return success();
+}
+
+wafer::rt::Target TargetAttr::getValue() const {
+  wafer::rt::Target t;
+  t.name = getName().str();
+  for (auto [field, attr] :
+       llvm::zip_equal(wafer::rt::targetFields(), getValues()))
+    field.set(t, *fieldValue(field, attr));
+  return t;
+}
+
+Attribute TargetAttr::parse(AsmParser &parser, Type) {
+  ArrayRef<wafer::rt::TargetFieldInfo> fields = wafer::rt::targetFields();
+  std::string name;
+  SmallVector<double> values(fields.size(), 0.0);
+  SmallVector<bool> given(fields.size(), false);
+  bool hasBase = false;
+  auto parseField = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    std::string key;
+    if (parser.parseKeywordOrString(&key) || parser.parseEqual())
+      return failure();
+    if (key == "name" || key == "base") {
+      std::string text;
+      if (parser.parseString(&text))
+        return failure();
+      if (key == "name") {
+        name = text;
+        return success();
+      }
+      llvm::Expected<wafer::rt::Target> preset =
+          wafer::rt::getPresetTarget(text);
+      if (!preset)
+        return parser.emitError(loc, llvm::toString(preset.takeError()));
+      if (name.empty())
+        name = preset->name;
+      for (auto [i, field] : llvm::enumerate(fields))
+        if (!given[i])
+          values[i] = field.get(*preset);
+      hasBase = true;
+      return success();
+    }
+    const wafer::rt::TargetFieldInfo *field = llvm::find_if(
+        fields, [&](const wafer::rt::TargetFieldInfo &f) { return f.key == key; });
+    if (field == fields.end())
+      return parser.emitError(loc, "unknown target field '" + key + "'");
+    size_t index = field - fields.begin();
+    double value = 0;
+    if (field->isInteger) {
+      int64_t integer = 0;
+      if (parser.parseInteger(integer))
+        return failure();
+      // Checked here, before the value becomes a double.
+      if (llvm::Error e = field->checkInteger(integer))
+        return parser.emitError(loc, llvm::toString(std::move(e)));
+      value = double(integer);
+    } else {
+      // Reals accept integer literals too (clock_hz = 1000000000).
+      int64_t integer = 0;
+      OptionalParseResult asInteger = parser.parseOptionalInteger(integer);
+      if (asInteger.has_value()) {
+        if (failed(*asInteger))
+          return failure();
+        value = double(integer);
+      } else if (parser.parseFloat(value)) {
+        return failure();
+      }
+    }
+    values[index] = value;
+    given[index] = true;
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::LessGreater,
+                                     parseField))
+    return {};
+  if (!hasBase)
+    for (auto [i, field] : llvm::enumerate(fields))
+      if (!given[i]) {
+        parser.emitError(parser.getNameLoc(),
+                         "target field '" + field.key +
+                             "' is missing (give every field, or start "
+                             "from a preset with base = \"...\")");
+        return {};
+      }
+  SmallVector<Attribute> attrs;
+  for (auto [field, value] : llvm::zip_equal(fields, values))
+    attrs.push_back(fieldValueAttr(parser.getContext(), field, value));
+  return parser.getChecked<TargetAttr>(parser.getContext(), name,
+                                       ArrayAttr::get(parser.getContext(),
+                                                      attrs));
+}
+
+void TargetAttr::print(AsmPrinter &printer) const {
+  printer << "<name = ";
+  printer.printString(getName());
+  for (auto [field, attr] :
+       llvm::zip_equal(wafer::rt::targetFields(), getValues())) {
+    printer << ", " << field.key << " = ";
+    double value = *fieldValue(field, attr);
+    if (field.isInteger)
+      printer << int64_t(value);
+    else
+      printer << value;
+  }
+  printer << ">";
 }
 
 TargetAttr wafer::mesh::getTargetAttr(MLIRContext *context,
                                       const rt::Target &t) {
-  return TargetAttr::get(
-      context, t.name, t.fabricWidth, t.fabricHeight, int64_t(t.clockHz),
-      t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles, t.relayCycles,
-      t.linkWordsPerCycle, int64_t(t.macsPerCycleF32),
-      int64_t(t.macsPerCycleF16), int64_t(t.macsPerCycleF16AccF32));
+  SmallVector<Attribute> values;
+  for (const wafer::rt::TargetFieldInfo &field : wafer::rt::targetFields())
+    values.push_back(fieldValueAttr(context, field, field.get(t)));
+  return TargetAttr::get(context, t.name, ArrayAttr::get(context, values));
 }
 
 wafer::rt::Target wafer::mesh::getRuntimeTarget(TargetAttr attr) {
-  rt::Target t;
-  t.name = attr.getName().str();
-  t.fabricWidth = attr.getFabricWidth();
-  t.fabricHeight = attr.getFabricHeight();
-  t.clockHz = double(attr.getClockHz());
-  t.sramBytes = attr.getSramBytes();
-  t.routesPerCore = attr.getRoutesPerCore();
-  t.hopCycles = attr.getHopCycles();
-  t.rampCycles = attr.getRampCycles();
-  t.relayCycles = attr.getRelayCycles();
-  t.linkWordsPerCycle = attr.getLinkWordsPerCycle();
-  t.macsPerCycleF32 = double(attr.getMacsF32());
-  t.macsPerCycleF16 = double(attr.getMacsF16());
-  t.macsPerCycleF16AccF32 = double(attr.getMacsF16F32());
-  return t;
+  return attr.getValue();
 }
 
 //===----------------------------------------------------------------------===//
@@ -260,14 +356,16 @@ LogicalResult MeshDialect::verifyOperationAttribute(Operation *op,
   if (!grid)
     return op->emitError() << "'" << kGridAttrName
                            << "' must be a #mesh.grid";
-  if (auto target = op->getAttrOfType<TargetAttr>(kTargetAttrName))
-    if (grid.getWidth() > target.getFabricWidth() ||
-        grid.getHeight() > target.getFabricHeight())
+  if (auto target = op->getAttrOfType<TargetAttr>(kTargetAttrName)) {
+    wafer::rt::Target value = target.getValue();
+    if (grid.getWidth() > value.fabricWidth ||
+        grid.getHeight() > value.fabricHeight)
       return op->emitError()
              << "grid " << grid.getHeight() << "x" << grid.getWidth()
              << " does not fit target '" << target.getName() << "' (fabric "
-             << target.getFabricHeight() << "x" << target.getFabricWidth()
+             << value.fabricHeight << "x" << value.fabricWidth
              << " cores, rows x columns)";
+  }
   return success();
 }
 

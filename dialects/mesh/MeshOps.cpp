@@ -164,10 +164,10 @@ static LogicalResult verifyColors(Operation *op,
   for (int32_t color : *colors) {
     if (color < 0)
       return op->emitOpError("routing colors must not be negative");
-    if (target && color >= target.getRoutesPerCore())
+    if (target && color >= target.getValue().routesPerCore)
       return op->emitOpError()
              << "routing color " << color << " exceeds the target's budget of "
-             << target.getRoutesPerCore() << " colors";
+             << target.getValue().routesPerCore << " colors";
   }
   return success();
 }

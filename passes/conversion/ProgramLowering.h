@@ -46,7 +46,7 @@ public:
 
   LogicalResult run() {
     MLIRContext *context = module.getContext();
-    memory = planMemory(main, grid, target.getSramBytes());
+    memory = planMemory(main, grid, target.getValue().sramBytes);
     interleave = false;
     main.walk([&](Operation *op) {
       for (Value v : op->getResults())
@@ -120,7 +120,7 @@ public:
     perToken += scores;
     if (!layout || perToken == 0)
       return std::nullopt;
-    int64_t more = (target.getSramBytes() - memory.peakBytes) / perToken;
+    int64_t more = (target.getValue().sramBytes - memory.peakBytes) / perToken;
     if (layout->policy == mesh::KvPolicy::concat)
       return layout->slotsPerRow - layout->countAfter(h - 1) + more;
     int64_t spare = 0;
@@ -140,12 +140,12 @@ private:
                                          int64_t elements, Type elementType,
                                          int64_t offset) {
     int64_t bytes = bufferBytes(elements, elementType);
-    if (offset + bytes > target.getSramBytes())
+    if (offset + bytes > target.getValue().sramBytes)
       return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
                             "buffer '")
              << name << "' needs " << bytes << " bytes at offset " << offset
              << " but target '" << target.getName() << "' has "
-             << target.getSramBytes() << " bytes per core";
+             << target.getValue().sramBytes << " bytes per core";
     declarations.create<core::BufferOp>(loc, name, elements, elementType,
                                         offset);
     bufferSizes[name] = elements;

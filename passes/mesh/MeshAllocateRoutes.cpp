@@ -150,7 +150,7 @@ struct MeshAllocateRoutesPass
         ops.push_back(op);
     });
     auto run = [&]() -> std::optional<ColorAllocator::Overflow> {
-      ColorAllocator allocator(grid, target.getRoutesPerCore());
+      ColorAllocator allocator(grid, target.getValue().routesPerCore);
       for (Operation *op : ops)
         if (auto overflow = allocator.allocate(op))
           return overflow;
@@ -177,7 +177,7 @@ struct MeshAllocateRoutesPass
         << overflow->op->getName() << " needs " << overflow->needed
         << " routing colors at core (x=" << overflow->x
         << ", y=" << overflow->y << ") but target '" << target.getName()
-        << "' has " << target.getRoutesPerCore();
+        << "' has " << target.getValue().routesPerCore;
     signalPassFailure();
   }
 };

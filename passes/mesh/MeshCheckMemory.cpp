@@ -32,7 +32,7 @@ struct MeshCheckMemoryPass
     // The plan convert-mesh-to-core allocates by (host inputs for the
     // whole run, activations until their last use, working buffers during
     // their op); the first buffer past the budget is the one to name.
-    MemoryPlan plan = planMemory(main, grid, target.getSramBytes());
+    MemoryPlan plan = planMemory(main, grid, target.getValue().sramBytes);
     if (!plan.overflow)
       return;
     const MemoryPlan::Overflow &over = *plan.overflow;
@@ -40,7 +40,7 @@ struct MeshCheckMemoryPass
         << opLabel(over.op) << "' needs " << over.what << " (" << over.bytes
         << " bytes per core): core (0, 0) would hold " << over.end
         << " bytes, target '" << target.getName() << "' has "
-        << target.getSramBytes();
+        << target.getValue().sramBytes;
     signalPassFailure();
   }
 };

@@ -99,7 +99,8 @@ public:
     auto target = fb::CreateTarget(b, b.CreateString(t.name), t.fabricWidth,
                                    t.fabricHeight, t.clockHz, t.sramBytes,
                                    t.routesPerCore, t.hopCycles, t.rampCycles,
-                                   t.relayCycles, t.linkWordsPerCycle, macs);
+                                   t.relayCycles, t.linkWordsPerCycle, macs,
+                                   t.sendIssueCycles);
 
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const Buffer &buf : p.buffers)
@@ -213,6 +214,7 @@ public:
       p.target.rampCycles = t->ramp_cycles();
       p.target.relayCycles = t->relay_cycles();
       p.target.linkWordsPerCycle = t->link_words_per_cycle();
+      p.target.sendIssueCycles = t->send_issue_cycles();
       if (const fb::MacsPerCycle *m = t->macs_per_cycle()) {
         p.target.macsPerCycleF32 = m->f32();
         p.target.macsPerCycleF16 = m->f16();

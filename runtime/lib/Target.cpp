@@ -1,14 +1,15 @@
 //===- Target.cpp - PLMR hardware description -----------------------------===//
 //
-// Preset values and their sources are documented in ../shared/target-facts.md
-// (vendor SDK docs, the WaferLLM code, the wafer-scale reduce paper).
+// Every field comes from TargetFields.def; the presets are the JSON files of
+// runtime/targets/, compiled in (TargetPresets.inc), with their sources.
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -20,72 +21,82 @@ namespace wafer::rt {
 
 namespace {
 
-Target makeWse2() {
-  Target t;
-  t.name = "wse2";
-  // Largest program rectangle left when the host memcpy infrastructure is
-  // in use (SDK: dim_x >= 7 + width, dim_y >= 2 + height on 757 x 996).
-  t.fabricWidth = 750;
-  t.fabricHeight = 994;
-  // The design clock WaferLLM converts cycles with (vendor scripts use 850
-  // MHz).
-  t.clockHz = 1.1e9;
-  t.sramBytes = 48 * 1024;
-  t.routesPerCore = 24;
-  t.hopCycles = 1;
-  // Ramp latency core <-> router, from the reduce paper's fitted model.
-  t.rampCycles = 2;
-  // beta is not published: "within a few cycles" of task activation plus the
-  // ramps; 5 = 2 * ramp + 1, the dependency step of the reduce paper's model.
-  t.relayCycles = 5;
-  t.linkWordsPerCycle = 1;
-  t.macsPerCycleF32 = 1;
-  t.macsPerCycleF16 = 4;
-  t.macsPerCycleF16AccF32 = 2;
-  return t;
-}
+constexpr bool kIntegerKindInt = true, kIntegerKindReal = false;
 
-Target makeWse3() {
-  Target t = makeWse2();
-  t.name = "wse3";
-  // 762 x 1172 fabric minus the same memcpy margins.
-  t.fabricWidth = 755;
-  t.fabricHeight = 1170;
-  // WSE-3 doubles the fp16 SIMD width (SDK SIMD-mode table).
-  t.macsPerCycleF16 = 8;
-  t.macsPerCycleF16AccF32 = 4;
-  return t;
-}
+/// Sorts a member pointer into TargetFieldInfo's integer or real slot.
+template <typename T> struct TargetFieldTraits;
+template <> struct TargetFieldTraits<int64_t> {
+  static constexpr int64_t Target::*integer(int64_t Target::*m) { return m; }
+  static constexpr double Target::*real(int64_t Target::*) { return nullptr; }
+};
+template <> struct TargetFieldTraits<double> {
+  static constexpr int64_t Target::*integer(double Target::*) {
+    return nullptr;
+  }
+  static constexpr double Target::*real(double Target::*m) { return m; }
+};
 
-Error fieldError(StringRef field, StringRef what) {
-  return createStringError(inconvertibleErrorCode(),
-                           "target field '" + field + "' must be " + what);
+const TargetFieldInfo kFields[] = {
+#define WAFER_TARGET_FIELD(Member, Key, Kind, Unit, Min, Max, Description)   \
+  {Key,                                                                        \
+   kIntegerKind##Kind,                                                         \
+   Unit,                                                                       \
+   double(Min),                                                                \
+   double(Max),                                                                \
+   Description,                                                                \
+   TargetFieldTraits<TargetField##Kind>::integer(&Target::Member),             \
+   TargetFieldTraits<TargetField##Kind>::real(&Target::Member)},
+#include "wafer/Runtime/TargetFields.def"
+};
+
+struct PresetText {
+  const char *name;
+  const char *json;
+};
+const PresetText kPresets[] = {
+#include "wafer/Runtime/TargetPresets.inc"
+};
+
+Error error(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
 }
 
 Error prefixed(StringRef origin, Error err) {
-  std::string msg = toString(std::move(err));
-  return createStringError(inconvertibleErrorCode(), origin + ": " + msg);
+  return error(origin + ": " + toString(std::move(err)));
 }
 
-Error readPositiveInt(const json::Value &v, StringRef field, int64_t &out) {
-  std::optional<int64_t> i = v.getAsInteger();
-  if (!i || *i <= 0)
-    return fieldError(field, "a positive integer");
-  out = *i;
+const TargetFieldInfo *findField(StringRef key) {
+  for (const TargetFieldInfo &f : kFields)
+    if (f.key == key)
+      return &f;
+  return nullptr;
+}
+
+/// Reads one field's JSON value; integer fields take JSON integers only.
+Error readField(const TargetFieldInfo &f, const json::Value &v, Target &t) {
+  std::optional<double> value;
+  if (f.isInteger) {
+    if (std::optional<int64_t> i = v.getAsInteger()) {
+      if (Error e = f.checkInteger(*i))
+        return e;
+      value = double(*i);
+    }
+  } else {
+    value = v.getAsNumber();
+  }
+  if (!value)
+    return f.check(std::nan(""));
+  if (Error e = f.check(*value))
+    return e;
+  f.set(t, *value);
   return Error::success();
 }
 
-Error readPositiveNumber(const json::Value &v, StringRef field, double &out) {
-  std::optional<double> d = v.getAsNumber();
-  if (!d || !std::isfinite(*d) || *d <= 0)
-    return fieldError(field, "a positive number");
-  out = *d;
-  return Error::success();
-}
-
-Error readFabric(const json::Value &v, Target &t) {
+Error readFabric(const json::Value &v, Target &t,
+                 SmallVectorImpl<StringRef> &given) {
   auto bad = [] {
-    return fieldError("fabric", "\"WxH\" or [W, H] with positive integers");
+    return error("target field 'fabric' must be \"WxH\" or [W, H] with "
+                 "positive integers");
   };
   int64_t w = 0, h = 0;
   if (std::optional<StringRef> s = v.getAsString()) {
@@ -104,66 +115,68 @@ Error readFabric(const json::Value &v, Target &t) {
   } else {
     return bad();
   }
-  if (w <= 0 || h <= 0)
-    return bad();
-  t.fabricWidth = w;
-  t.fabricHeight = h;
-  return Error::success();
-}
-
-Error readMacs(const json::Value &v, Target &t) {
-  const json::Object *obj = v.getAsObject();
-  if (!obj)
-    return fieldError("macs_per_cycle",
-                      "an object with keys f32, f16, f16_f32");
-  for (const auto &[key, value] : *obj) {
-    std::string field = ("macs_per_cycle." + key.str());
-    double *slot = StringSwitch<double *>(key.str())
-                       .Case("f32", &t.macsPerCycleF32)
-                       .Case("f16", &t.macsPerCycleF16)
-                       .Case("f16_f32", &t.macsPerCycleF16AccF32)
-                       .Default(nullptr);
-    if (!slot)
-      return createStringError(inconvertibleErrorCode(),
-                               "unknown target field '" + field + "'");
-    if (Error e = readPositiveNumber(value, field, *slot))
+  for (auto [key, value] : {std::pair{"fabric_width", w},
+                            std::pair{"fabric_height", h}}) {
+    const TargetFieldInfo *f = findField(key);
+    if (Error e = f->check(double(value)))
       return e;
+    f->set(t, double(value));
+    given.push_back(key);
   }
   return Error::success();
 }
 
-} // namespace
-
-std::vector<std::string> presetTargetNames() { return {"wse2", "wse3"}; }
-
-Expected<Target> getPresetTarget(StringRef name) {
-  if (name == "wse2")
-    return makeWse2();
-  if (name == "wse3")
-    return makeWse3();
-  return createStringError(inconvertibleErrorCode(),
-                           "unknown target preset '" + name + "' (known: " +
-                               join(presetTargetNames(), ", ") + ")");
+/// "sources" documents fields: an object of strings keyed by field names.
+Error checkSources(const json::Value &v) {
+  const json::Object *obj = v.getAsObject();
+  if (!obj)
+    return error("'sources' must be an object of strings keyed by field");
+  for (const auto &[key, text] : *obj) {
+    if (!findField(key))
+      return error("'sources' names unknown target field '" + key.str() + "'");
+    if (!text.getAsString())
+      return error("'sources' of '" + key.str() + "' must be a string");
+  }
+  return Error::success();
 }
 
-Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {
+Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
+                                    int depth);
+
+Expected<Target> presetAtDepth(StringRef name, int depth) {
+  for (const PresetText &preset : kPresets)
+    if (name == preset.name) {
+      // A preset's base is another preset; the chain is short and acyclic
+      // in the shipped files, the bound keeps a bad edit from recursing.
+      if (depth > 4)
+        return error("preset '" + name + "': base chain too deep");
+      return parseTargetAtDepth(preset.json, ("preset '" + name + "'").str(),
+                                depth + 1);
+    }
+  return error("unknown target preset '" + name + "' (known: " +
+               join(presetTargetNames(), ", ") + ")");
+}
+
+Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
+                                    int depth) {
   Expected<json::Value> parsed = json::parse(jsonText);
   if (!parsed)
     return prefixed(origin, parsed.takeError());
   const json::Object *obj = parsed->getAsObject();
   if (!obj)
-    return createStringError(inconvertibleErrorCode(),
-                             origin + ": a target must be a JSON object");
+    return error(origin + ": a target must be a JSON object");
 
   Target t;
+  bool hasBase = false;
   if (const json::Value *base = obj->get("base")) {
     std::optional<StringRef> baseName = base->getAsString();
     if (!baseName)
-      return prefixed(origin, fieldError("base", "a preset name"));
-    Expected<Target> preset = getPresetTarget(*baseName);
+      return error(origin + ": target field 'base' must be a preset name");
+    Expected<Target> preset = presetAtDepth(*baseName, depth);
     if (!preset)
       return prefixed(origin, preset.takeError());
     t = std::move(*preset);
+    hasBase = true;
   }
 
   // Iterate in key order so that the first error reported is deterministic.
@@ -171,6 +184,8 @@ Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {
   for (const auto &entry : *obj)
     keys.push_back(entry.first);
   llvm::sort(keys);
+  SmallVector<StringRef> given;
+  bool named = false;
   for (StringRef key : keys) {
     const json::Value &v = *obj->get(key);
     Error err = Error::success();
@@ -179,36 +194,104 @@ Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {
     } else if (key == "name") {
       std::optional<StringRef> s = v.getAsString();
       if (!s || s->empty())
-        err = fieldError("name", "a non-empty string");
+        err = error("target field 'name' must be a non-empty string");
       else
         t.name = s->str();
+      named = true;
+    } else if (key == "sources") {
+      err = checkSources(v);
     } else if (key == "fabric") {
-      err = readFabric(v, t);
-    } else if (key == "clock_hz") {
-      err = readPositiveNumber(v, key, t.clockHz);
-    } else if (key == "macs_per_cycle") {
-      err = readMacs(v, t);
+      err = readFabric(v, t, given);
+    } else if (const TargetFieldInfo *f = findField(key)) {
+      err = readField(*f, v, t);
+      given.push_back(f->key);
+    } else if (const json::Object *group = v.getAsObject()) {
+      // A group of dotted fields, as "macs_per_cycle": {"f16": 4}.
+      std::vector<std::string> inner;
+      for (const auto &entry : *group)
+        inner.push_back((key + "." + entry.first.str()).str());
+      llvm::sort(inner);
+      for (const std::string &dotted : inner) {
+        const TargetFieldInfo *f = findField(dotted);
+        if (!f) {
+          err = error("unknown target field '" + dotted + "'");
+          break;
+        }
+        if ((err = readField(*f, *group->get(dotted.substr(key.size() + 1)),
+                             t)))
+          break;
+        given.push_back(f->key);
+      }
     } else {
-      int64_t *slot = StringSwitch<int64_t *>(key)
-                          .Case("sram_bytes", &t.sramBytes)
-                          .Case("routes_per_core", &t.routesPerCore)
-                          .Case("hop_cycles", &t.hopCycles)
-                          .Case("ramp_cycles", &t.rampCycles)
-                          .Case("relay_cycles", &t.relayCycles)
-                          .Case("link_words_per_cycle", &t.linkWordsPerCycle)
-                          .Default(nullptr);
-      if (!slot)
-        err = createStringError(inconvertibleErrorCode(),
-                                "unknown target field '" + key + "'");
-      else
-        err = readPositiveInt(v, key, *slot);
+      err = error("unknown target field '" + key + "'");
     }
     if (err)
       return prefixed(origin, std::move(err));
   }
+  if (!hasBase) {
+    if (!named)
+      return error(origin + ": target field 'name' is missing");
+    for (const TargetFieldInfo &f : kFields)
+      if (!is_contained(given, f.key))
+        return error(origin + ": target field '" + f.key +
+                     "' is missing (give every field, or start from a "
+                     "preset with \"base\")");
+  }
   if (Error e = validateTarget(t))
     return prefixed(origin, std::move(e));
   return t;
+}
+
+} // namespace
+
+Error TargetFieldInfo::check(double value) const {
+  if (isInteger && std::isfinite(value) && value == std::floor(value) &&
+      std::fabs(value) < 9e18)
+    return checkInteger(int64_t(value));
+  bool inRange = !isInteger && std::isfinite(value) && value >= min &&
+                 value <= max;
+  if (inRange)
+    return Error::success();
+  return outOfRange(std::isnan(value) ? std::string("a value of another type")
+                                      : formatv("{0}", format("%g", value))
+                                            .str());
+}
+
+Error TargetFieldInfo::checkInteger(int64_t value) const {
+  if (!isInteger)
+    return check(double(value));
+  if (double(value) >= min && double(value) <= max)
+    return Error::success();
+  return outOfRange(std::to_string(value));
+}
+
+Error TargetFieldInfo::outOfRange(StringRef got) const {
+  std::string range =
+      isInteger ? formatv("an integer in [{0}, {1}]", int64_t(min),
+                          int64_t(max))
+                      .str()
+                : formatv("a number in [{0}, {1}]", format("%g", min),
+                          format("%g", max))
+                      .str();
+  return error("target field '" + key + "' must be " + range + " (" + unit +
+               "), got " + got);
+}
+
+ArrayRef<TargetFieldInfo> targetFields() { return kFields; }
+
+std::vector<std::string> presetTargetNames() {
+  std::vector<std::string> names;
+  for (const PresetText &preset : kPresets)
+    names.push_back(preset.name);
+  return names;
+}
+
+Expected<Target> getPresetTarget(StringRef name) {
+  return presetAtDepth(name, 0);
+}
+
+Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {
+  return parseTargetAtDepth(jsonText, origin, 0);
 }
 
 Expected<Target> loadTarget(StringRef nameOrPath) {
@@ -217,55 +300,37 @@ Expected<Target> loadTarget(StringRef nameOrPath) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
   if (!file)
-    return createStringError(
-        inconvertibleErrorCode(),
-        formatv("target '{0}' is not a preset ({1}) and cannot be read as a "
-                "file: {2}",
-                nameOrPath, join(presetTargetNames(), ", "),
-                file.getError().message()));
+    return error(formatv("target '{0}' is not a preset ({1}) and cannot be "
+                         "read as a file: {2}",
+                         nameOrPath, join(presetTargetNames(), ", "),
+                         file.getError().message()));
   return parseTarget((*file)->getBuffer(), nameOrPath);
 }
 
 json::Value targetToJSON(const Target &t) {
-  return json::Object{
-      {"name", t.name},
-      {"fabric", formatv("{0}x{1}", t.fabricWidth, t.fabricHeight).str()},
-      {"clock_hz", t.clockHz},
-      {"sram_bytes", t.sramBytes},
-      {"routes_per_core", t.routesPerCore},
-      {"hop_cycles", t.hopCycles},
-      {"ramp_cycles", t.rampCycles},
-      {"relay_cycles", t.relayCycles},
-      {"link_words_per_cycle", t.linkWordsPerCycle},
-      {"macs_per_cycle", json::Object{{"f32", t.macsPerCycleF32},
-                                      {"f16", t.macsPerCycleF16},
-                                      {"f16_f32", t.macsPerCycleF16AccF32}}},
-  };
+  json::Object obj{{"name", t.name}};
+  for (const TargetFieldInfo &f : kFields) {
+    json::Value value =
+        f.isInteger ? json::Value(t.*f.integer) : json::Value(t.*f.real);
+    auto [group, inner] = f.key.split('.');
+    if (inner.empty()) {
+      obj[f.key] = std::move(value);
+      continue;
+    }
+    json::Value &slot = obj[group];
+    if (!slot.getAsObject())
+      slot = json::Object{};
+    (*slot.getAsObject())[inner] = std::move(value);
+  }
+  return obj;
 }
 
 Error validateTarget(const Target &t) {
   if (t.name.empty())
-    return fieldError("name", "a non-empty string");
-  if (t.fabricWidth <= 0 || t.fabricHeight <= 0)
-    return fieldError("fabric", "\"WxH\" or [W, H] with positive integers");
-  const std::pair<const char *, int64_t> ints[] = {
-      {"sram_bytes", t.sramBytes},
-      {"routes_per_core", t.routesPerCore},
-      {"hop_cycles", t.hopCycles},
-      {"ramp_cycles", t.rampCycles},
-      {"relay_cycles", t.relayCycles},
-      {"link_words_per_cycle", t.linkWordsPerCycle}};
-  for (const auto &[field, value] : ints)
-    if (value <= 0)
-      return fieldError(field, "a positive integer");
-  const std::pair<const char *, double> numbers[] = {
-      {"clock_hz", t.clockHz},
-      {"macs_per_cycle.f32", t.macsPerCycleF32},
-      {"macs_per_cycle.f16", t.macsPerCycleF16},
-      {"macs_per_cycle.f16_f32", t.macsPerCycleF16AccF32}};
-  for (const auto &[field, value] : numbers)
-    if (!(value > 0) || !std::isfinite(value))
-      return fieldError(field, "a positive number");
+    return error("target field 'name' must be a non-empty string");
+  for (const TargetFieldInfo &f : kFields)
+    if (Error e = f.check(f.get(t)))
+      return e;
   return Error::success();
 }
 

@@ -1,5 +1,6 @@
 //===- TargetTest.cpp - Presets and JSON targets --------------------------===//
 #include "wafer/Runtime/Target.h"
+#include "wafer/Runtime/Bundle.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,10 +65,16 @@ TEST(Target, BaseWithOverrides) {
 TEST(Target, Errors) {
   EXPECT_EQ(
       errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": -4})", "t.json")),
-      "t.json: target field 'sram_bytes' must be a positive integer");
+      "t.json: target field 'sram_bytes' must be an integer in [64, "
+      "4294967296] (bytes), got -4");
   EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": "big"})",
                                 "t.json")),
-            "t.json: target field 'sram_bytes' must be a positive integer");
+            "t.json: target field 'sram_bytes' must be an integer in [64, "
+            "4294967296] (bytes), got a value of another type");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "hop_cycles": 1.5})",
+                                "t.json")),
+            "t.json: target field 'hop_cycles' must be an integer in [1, "
+            "1000000] (cycles), got a value of another type");
   EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "colour": 3})", "t.json")),
             "t.json: unknown target field 'colour'");
   EXPECT_EQ(errorOf(parseTarget(
@@ -79,13 +86,75 @@ TEST(Target, Errors) {
       "[W, H] with positive integers");
   EXPECT_EQ(
       errorOf(parseTarget(R"({"base": "wse2", "clock_hz": 0})", "t.json")),
-      "t.json: target field 'clock_hz' must be a positive number");
+      "t.json: target field 'clock_hz' must be a number in [1000, 1e+12] "
+      "(Hz), got 0");
+  // Values near INT64_MAX would wrap the emulator's clock: out of range.
+  EXPECT_EQ(errorOf(parseTarget(
+                R"({"base": "wse2", "relay_cycles": 9223372036854775807})",
+                "t.json")),
+            "t.json: target field 'relay_cycles' must be an integer in [0, "
+            "1000000] (cycles), got 9223372036854775807");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "fabric": [100000, 4]})",
+                                "t.json")),
+            "t.json: target field 'fabric_width' must be an integer in [1, "
+            "4096] (cores), got 100000");
+  EXPECT_EQ(errorOf(parseTarget(
+                R"({"base": "wse2", "sources": {"colour": "a guess"}})",
+                "t.json")),
+            "t.json: 'sources' names unknown target field 'colour'");
   // Without a base every field is needed.
   EXPECT_EQ(errorOf(parseTarget(R"({"name": "x", "fabric": "4x4"})", "t.json")),
-            "t.json: target field 'sram_bytes' must be a positive integer");
+            "t.json: target field 'clock_hz' is missing (give every field, or "
+            "start from a preset with \"base\")");
   EXPECT_EQ(errorOf(parseTarget("[1, 2]", "t.json")),
             "t.json: a target must be a JSON object");
   EXPECT_NE(errorOf(parseTarget("{", "t.json")), "");
+}
+
+/// A target whose every field differs from the wse2 preset's value.
+static Target everyFieldChanged() {
+  Target t = llvm::cantFail(getPresetTarget("wse2"));
+  t.name = "changed";
+  for (const TargetFieldInfo &f : targetFields()) {
+    double value = f.get(t) == f.max ? f.max - 1 : f.get(t) + 1;
+    f.set(t, value);
+  }
+  return t;
+}
+
+TEST(Target, EveryFieldThroughJson) {
+  Target t = everyFieldChanged();
+  ASSERT_EQ(errorOf(validateTarget(t)), "");
+  std::string text;
+  llvm::raw_string_ostream(text) << targetToJSON(t);
+  Target back = llvm::cantFail(parseTarget(text, "t.json"));
+  EXPECT_EQ(back.name, t.name);
+  for (const TargetFieldInfo &f : targetFields())
+    EXPECT_EQ(f.get(back), f.get(t)) << f.key.str();
+}
+
+TEST(Target, EveryFieldThroughTheBundle) {
+  Program p = test::ringShiftProgram(2, 2, false);
+  p.target = everyFieldChanged();
+  std::vector<uint8_t> bytes = serializeBundle(p);
+  Program back = llvm::cantFail(deserializeBundle(
+      llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                      bytes.size()),
+      "t.bundle"));
+  EXPECT_EQ(back.target.name, p.target.name);
+  for (const TargetFieldInfo &f : targetFields())
+    EXPECT_EQ(f.get(back.target), f.get(p.target)) << f.key.str();
+}
+
+TEST(Target, EveryFieldHasARangeThePresetsMeet) {
+  for (const std::string &name : presetTargetNames()) {
+    Target t = llvm::cantFail(getPresetTarget(name));
+    for (const TargetFieldInfo &f : targetFields()) {
+      EXPECT_EQ(errorOf(f.check(f.get(t))), "") << name << " " << f.key.str();
+      EXPECT_NE(errorOf(f.check(f.max * 2 + 1)), "") << f.key.str();
+      EXPECT_NE(errorOf(f.check(f.min - 1)), "") << f.key.str();
+    }
+  }
 }
 
 TEST(Target, LoadPresetOrFile) {

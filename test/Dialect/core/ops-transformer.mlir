@@ -7,7 +7,7 @@
 // outputs. Attributes print sorted, defaults (groups = 1, scalar = 0) elided.
 
 // CHECK: core.program attributes {grid = #mesh.grid<2x2>, interleave
-core.program attributes {grid = #mesh.grid<2x2>, interleave, ops = [["norm", "rms_norm", "ring"], ["attn", "attention", "ktree"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+core.program attributes {grid = #mesh.grid<2x2>, interleave, ops = [["norm", "rms_norm", "ring"], ["attn", "attention", "ktree"]], target = #mesh.target<base = "wse2">} {
   core.buffer @x[8] : f32 at 0
   core.buffer @w[4] : f32 at 32
   core.buffer @sumsq[2] : f32 at 48

@@ -1,9 +1,9 @@
 // RUN: wafer-opt %s | FileCheck %s
 // RUN: wafer-opt %s | wafer-opt | FileCheck %s
 
-// CHECK: core.program attributes {grid = #mesh.grid<1x3>, interleave, ops = {{\[\[}}"mm", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2"
+// CHECK: core.program attributes {grid = #mesh.grid<1x3>, interleave, ops = {{\[\[}}"mm", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750
 core.program attributes {grid = #mesh.grid<1x3>, interleave,
-    ops = [["mm", "gemm", "meshgemm"]], target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+    ops = [["mm", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
   // CHECK: core.buffer @a[4] : f32 at 0
   core.buffer @a[4] : f32 at 0
   core.buffer @b[4] : f32 at 16

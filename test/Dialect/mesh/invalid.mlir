@@ -2,10 +2,7 @@
 
 // expected-error @+1 {{grid 2000x7 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)}}
 module attributes {mesh.grid = #mesh.grid<2000x7>,
-    mesh.target = #mesh.target<name = "wse2", fabric_width = 750,
-      fabric_height = 994, clock_hz = 1100000000, sram_bytes = 49152,
-      routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+    mesh.target = #mesh.target<base = "wse2">} {
 }
 
 // -----
@@ -34,20 +31,45 @@ module attributes {mesh.other = 1} {
 
 // -----
 
-// expected-error @+1 {{target field 'sram_bytes' must be positive, got 0}}
-module attributes {mesh.target = #mesh.target<name = "t", fabric_width = 750,
-      fabric_height = 994, clock_hz = 1100000000, sram_bytes = 0,
-      routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+// expected-error @+1 {{target field 'sram_bytes' must be an integer in [64, 4294967296] (bytes), got 0}}
+module attributes {mesh.target = #mesh.target<base = "wse2", name = "t", sram_bytes = 0>} {
 }
 
 // -----
 
-// expected-error @+1 {{target field 'relay_cycles' must not be negative, got -1}}
-module attributes {mesh.target = #mesh.target<name = "t", fabric_width = 750,
-      fabric_height = 994, clock_hz = 1100000000, sram_bytes = 10,
-      routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = -1,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+// expected-error @+1 {{target field 'relay_cycles' must be an integer in [0, 1000000] (cycles), got -1}}
+module attributes {mesh.target = #mesh.target<base = "wse2", name = "t", relay_cycles = -1>} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'clock_hz' must be a number in [1000, 1e+12] (Hz), got 1e+15}}
+module attributes {mesh.target = #mesh.target<base = "wse2", clock_hz = 1.0e15>} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown target field 'colour'}}
+module attributes {mesh.target = #mesh.target<base = "wse2", colour = 3>} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown target preset 'wse9' (known: wse2, wse3)}}
+module attributes {mesh.target = #mesh.target<base = "wse9">} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'ramp_cycles' is missing}}
+module attributes {mesh.target = #mesh.target<name = "t", fabric_width = 4, fabric_height = 4, clock_hz = 1.0e9, sram_bytes = 4096, routes_per_core = 4, hop_cycles = 1>} {
+}
+
+// -----
+
+// The most a JSON target allows: the clock wraps nothing.
+// expected-error @+1 {{target field 'relay_cycles' must be an integer in [0, 1000000] (cycles), got 9223372036854775807}}
+module attributes {mesh.target = #mesh.target<base = "wse2", relay_cycles = 9223372036854775807>} {
 }
 
 // -----
@@ -257,10 +279,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>,
-    mesh.target = #mesh.target<name = "tiny", fabric_width = 4,
-      fabric_height = 4, clock_hz = 1100000000, sram_bytes = 49152,
-      routes_per_core = 4, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+    mesh.target = #mesh.target<base = "wse2", name = "tiny", fabric_width = 4, fabric_height = 4, routes_per_core = 4>} {
   func.func @gemm_budget(%a: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, %b: tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>) {
     // expected-error @+1 {{routing color 7 exceeds the target's budget of 4 colors}}
     %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>, colors = array<i32: 0, 7>} : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>, tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
@@ -848,10 +867,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>,
-    mesh.target = #mesh.target<name = "tiny", fabric_width = 4,
-      fabric_height = 4, clock_hz = 1100000000, sram_bytes = 49152,
-      routes_per_core = 4, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+    mesh.target = #mesh.target<base = "wse2", name = "tiny", fabric_width = 4, fabric_height = 4, routes_per_core = 4>} {
   func.func @rms_colors(%x: tensor<1x16xf32, #mesh.layout<[*, y:2]>>, %w: tensor<16xf32, #mesh.layout<[y:2]>>) {
     // expected-error @+1 {{routing color 4 exceeds the target's budget of 4 colors}}
     %n = mesh.rms_norm %x, %w {epsilon = 1.0e-05 : f64, allreduce = #mesh.allreduce<ktree, k = 2>, colors = array<i32: 0, 4>} : tensor<1x16xf32, #mesh.layout<[*, y:2]>>, tensor<16xf32, #mesh.layout<[y:2]>> -> tensor<1x16xf32, #mesh.layout<[*, y:2]>>
@@ -1409,10 +1425,7 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>,
-    mesh.target = #mesh.target<name = "tiny", fabric_width = 4,
-      fabric_height = 4, clock_hz = 1100000000, sram_bytes = 49152,
-      routes_per_core = 4, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5,
-      link_words_per_cycle = 1, macs_f32 = 1, macs_f16 = 4, macs_f16_f32 = 2>} {
+    mesh.target = #mesh.target<base = "wse2", name = "tiny", fabric_width = 4, fabric_height = 4, routes_per_core = 4>} {
   func.func @prefill_color(%q: tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, %k: tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
     // expected-error @+1 {{routing color 9 exceeds the target's budget of 4 colors}}
     %o = mesh.attention %q, %k, %k {scale = 0.25 : f64, length = 4 : i64, colors = array<i32: 9>} : tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>

@@ -8,6 +8,7 @@
 #ifndef WAFER_RUNTIME_TARGET_H
 #define WAFER_RUNTIME_TARGET_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -18,30 +19,52 @@
 
 namespace wafer::rt {
 
+using TargetFieldInt = int64_t;
+using TargetFieldReal = double;
+
+/// A wafer-scale target. The members are the fields of TargetFields.def,
+/// which says what each means, its unit and its accepted range.
 struct Target {
   std::string name;
-  /// Usable program area: fabricWidth cores along x, fabricHeight along y.
-  int64_t fabricWidth = 0;
-  int64_t fabricHeight = 0;
-  double clockHz = 0;
-  int64_t sramBytes = 0;
-  /// Routable colors per core (R).
-  int64_t routesPerCore = 0;
-  /// alpha: cycles per hop on a configured route.
-  int64_t hopCycles = 0;
-  /// Cycles between a core and its router, paid at each end of a message.
-  int64_t rampCycles = 0;
-  /// beta: cycles a core's software spends handling one received message.
-  int64_t relayCycles = 0;
-  /// Cycles a core spends issuing a send (the transfer is asynchronous).
-  int64_t sendIssueCycles = 1;
-  /// 32-bit words per link direction per cycle.
-  int64_t linkWordsPerCycle = 0;
-  /// Fused multiply-accumulates per cycle, by arithmetic type.
-  double macsPerCycleF32 = 0;
-  double macsPerCycleF16 = 0;
-  double macsPerCycleF16AccF32 = 0;
+#define WAFER_TARGET_FIELD(Member, Key, Kind, Unit, Min, Max, Description)   \
+  TargetField##Kind Member = 0;
+#include "wafer/Runtime/TargetFields.def"
 };
+
+/// One field of TargetFields.def, for code that treats fields uniformly.
+struct TargetFieldInfo {
+  llvm::StringRef key;
+  bool isInteger;
+  llvm::StringRef unit;
+  double min, max;
+  llvm::StringRef description;
+  /// Exactly one of the two is set, by isInteger.
+  int64_t Target::*integer;
+  double Target::*real;
+
+  /// The field's value as a double (exact: integer fields are bounded far
+  /// below 2^53).
+  double get(const Target &t) const {
+    return isInteger ? double(t.*integer) : t.*real;
+  }
+  /// Checks the range (and, for integer fields, that the value is whole);
+  /// the error names the field and the value.
+  llvm::Error check(double value) const;
+  llvm::Error checkInteger(int64_t value) const;
+  /// Stores a value check() accepted.
+  void set(Target &t, double value) const {
+    if (isInteger)
+      t.*integer = int64_t(value);
+    else
+      t.*real = value;
+  }
+
+private:
+  llvm::Error outOfRange(llvm::StringRef got) const;
+};
+
+/// Every field, in TargetFields.def's order.
+llvm::ArrayRef<TargetFieldInfo> targetFields();
 
 /// Names of the built-in presets ("wse2", "wse3").
 std::vector<std::string> presetTargetNames();
@@ -50,18 +73,21 @@ std::vector<std::string> presetTargetNames();
 llvm::Expected<Target> getPresetTarget(llvm::StringRef name);
 
 /// Parses a target from JSON text. The object may name `"base": "wse2"` and
-/// override any field; unknown fields and ill-typed values are errors.
-/// `origin` names the source in error messages.
+/// override any field ("fabric": "WxH" or [W, H] sets both fabric fields; a
+/// "sources" object of strings documents fields and is not read); without
+/// a base every field is needed. Unknown fields, ill-typed values and
+/// values out of range are errors. `origin` names the source in errors.
 llvm::Expected<Target> parseTarget(llvm::StringRef jsonText,
                                    llvm::StringRef origin);
 
 /// A preset name or the path of a JSON file.
 llvm::Expected<Target> loadTarget(llvm::StringRef nameOrPath);
 
-/// The JSON form accepted by parseTarget (all fields, no base).
+/// The JSON form accepted by parseTarget (every field, no base).
 llvm::json::Value targetToJSON(const Target &target);
 
-/// Checks that every field is in range; the error names the field.
+/// Checks that the name is not empty and every field is in range; the error
+/// names the field.
 llvm::Error validateTarget(const Target &target);
 
 } // namespace wafer::rt
