@@ -2,7 +2,7 @@
 #include "wafer/Dialect/Core/CoreOps.h"
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Layout.h"
-#include "wafer/Runtime/RowKernels.h"
+#include "wafer/Runtime/RowShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -331,7 +331,7 @@ LogicalResult RowsOp::verify() {
     return failure();
   auto [opcode, k] = toRuntime();
   llvm::Expected<std::vector<int64_t>> extents =
-      rt::kernels::rowKernelExtents(opcode, getM(), getGroups(), k, getN());
+      rt::rowKernelExtents(opcode, getM(), getGroups(), k, getN());
   if (!extents)
     return emitOpError() << llvm::toString(extents.takeError());
   if (sizes.size() != extents->size())

@@ -2,7 +2,7 @@
 #include "BundleInternal.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
-#include "wafer/Runtime/RowKernels.h"
+#include "wafer/Runtime/RowShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -132,7 +132,7 @@ private:
            << in.expr2 << "'";
         break;
       default:
-        if (kernels::rowKernelOperands(in.op) == 0)
+        if (rowKernelOperands(in.op) == 0)
           break;
         os << " m " << in.m << " groups " << in.groups << " k " << in.k
            << " n " << in.n;

@@ -2,7 +2,7 @@
 #include "BundleInternal.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
-#include "wafer/Runtime/RowKernels.h"
+#include "wafer/Runtime/RowShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -210,8 +210,8 @@ private:
       std::string where = formatv("role '{0}' instruction {1}{2} ({3})",
                                   role.name, prefix, i, opcodeName(in.op));
       auto fail = [&](const Twine &what) { return err(where + ": " + what); };
-      bool rowKernel = kernels::rowKernelOperands(in.op) > 0;
-      size_t wantBufs = kernels::rowKernelOperands(in.op);
+      bool rowKernel = rowKernelOperands(in.op) > 0;
+      size_t wantBufs = rowKernelOperands(in.op);
       switch (in.op) {
       case Opcode::GemmTile:
       case Opcode::GemvTile:
@@ -301,7 +301,7 @@ private:
   /// The sizes of a row instruction against its buffers.
   Error checkRowKernel(const Instr &in) {
     Expected<std::vector<int64_t>> extents =
-        kernels::rowKernelExtents(in.op, in.m, in.groups, in.k, in.n);
+        rowKernelExtents(in.op, in.m, in.groups, in.k, in.n);
     if (!extents)
       return extents.takeError();
     for (auto [buf, need] : llvm::zip(in.bufs, *extents))

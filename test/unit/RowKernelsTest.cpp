@@ -1,7 +1,7 @@
 //===- RowKernelsTest.cpp - The emulator's element-wise and row kernels ---===//
 //
 // kernels::elementwise, kernels::rowKernel for every row opcode and
-// kernels::rowKernelExtents. Expected values are computed in the tests in
+// rowKernelExtents. Expected values are computed in the tests in
 // double precision from the same inputs. Tolerances: results of exact float
 // arithmetic on small integers are compared exactly; a single exp, sqrt or
 // dot product within 1e-6 relative (plus 1e-6 absolute near zero); the whole
@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/RowKernels.h"
+#include "wafer/Runtime/RowShapes.h"
 
 #include "TestSupport.h"
 

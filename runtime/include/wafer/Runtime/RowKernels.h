@@ -9,9 +9,6 @@
 
 #include "wafer/Runtime/Program.h"
 
-#include "llvm/Support/Error.h"
-
-#include <vector>
 
 namespace wafer::rt::kernels {
 
@@ -38,16 +35,6 @@ struct RowResult {
   int64_t written = 0, work = 0;
 };
 RowResult rowKernel(Opcode op, const RowArgs &args);
-
-/// The buffers a row instruction (Reduce .. FlashStep, not Swiglu) takes;
-/// 0 for every other opcode.
-int rowKernelOperands(Opcode op);
-
-/// The elements a row instruction reads or writes in each of its buffers,
-/// in operand order; an error for inconsistent sizes.
-llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
-                                                      int64_t groups,
-                                                      int64_t k, int64_t n);
 
 } // namespace wafer::rt::kernels
 

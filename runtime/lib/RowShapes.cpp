@@ -1,0 +1,91 @@
+//===- RowShapes.cpp - Operands of the row instructions -------------------===//
+#include "wafer/Runtime/RowShapes.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace wafer::rt {
+
+int rowKernelOperands(Opcode op) {
+  switch (op) {
+  case Opcode::Reduce:
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+  case Opcode::Regrid:
+    return 2;
+  case Opcode::AttnScores:
+  case Opcode::AttnValues:
+    return 3;
+  case Opcode::RmsScale:
+  case Opcode::Rope:
+  case Opcode::FlashStep:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+llvm::Expected<std::vector<int64_t>>
+rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+  };
+  constexpr int64_t kMax = int64_t(1) << 40;
+  if (m < 0 || g < 1 || k < 0 || n < 0 || m > kMax || g > kMax || k > kMax ||
+      n > kMax)
+    return fail("sizes out of range");
+  // Each extent is a product of at most three sizes below 2^40: check it
+  // stays below 2^40 too.
+  auto product = [&](std::initializer_list<int64_t> dims) -> int64_t {
+    long double p = 1;
+    for (int64_t d : dims)
+      p *= d;
+    return p > kMax ? -1 : int64_t(p);
+  };
+  std::vector<int64_t> extents;
+  switch (op) {
+  case Opcode::Reduce:
+    if (k > int64_t(ReduceKind::Max))
+      return fail(llvm::formatv("unknown reduction {0}", k));
+    extents = {m, product({m, n})};
+    break;
+  case Opcode::RmsScale:
+    if (k <= 0)
+      return fail("count must be positive");
+    extents = {product({m, n}), product({m, n}), m, n};
+    break;
+  case Opcode::Rope:
+    if (n % 2 != 0)
+      return fail(llvm::formatv("dimension {0} is odd", n));
+    extents = {product({m, k, n}), product({m, k, n}), product({m, n}),
+               product({m, n})};
+    break;
+  case Opcode::AttnScores:
+    extents = {product({m, g, k}), product({m, g, n}), product({m, k, n})};
+    break;
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+    extents = {product({m, n}), m};
+    break;
+  case Opcode::AttnValues:
+    extents = {product({m, g, n}), product({m, g, k}), product({m, k, n})};
+    break;
+  case Opcode::Regrid:
+    if (m < 1 || k < 1 || n < 1)
+      return fail("regrid needs positive rows and widths");
+    // At least one slot each; the slot counts follow from the buffers.
+    extents = {product({m, n}), product({m, k})};
+    break;
+  case Opcode::FlashStep:
+    extents = {product({m, k, g, n}), product({2, m, k, g}),
+               product({m, k, g, n}), product({2, m, k, n})};
+    break;
+  default:
+    return fail("not a row instruction");
+  }
+  if (llvm::is_contained(extents, -1))
+    return fail("sizes too large");
+  return extents;
+}
+
+} // namespace wafer::rt
