@@ -26,6 +26,28 @@ float elementwise(Opcode op, float a, float b) {
   }
 }
 
+namespace {
+
+/// Calls f(dst slot, src slot, dst slot's first column, src slot's first
+/// column, lo, hi) for every column range [lo, hi) a Regrid copies.
+template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
+  // Column c of the matrix lies in block c / width, at axis position
+  // block % E, slot block / E.
+  int64_t m = r.m, k = r.k, n = r.n, extent = r.groups;
+  int64_t srcSlots = r.aElements / (m * k), dstSlots = r.outElements / (m * n);
+  for (int64_t t = 0; t < dstSlots; ++t) {
+    int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
+    for (int64_t s = 0; s < srcSlots; ++s) {
+      int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
+      int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
+      if (lo < hi)
+        f(t, s, dLo, sLo, lo, hi);
+    }
+  }
+}
+
+} // namespace
+
 RowResult rowKernel(Opcode op, const RowArgs &r) {
   const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
   float *out = r.out;
@@ -43,7 +65,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
                                                : acc + row[j];
       out[i] = acc;
     }
-    return {m, m * n};
+    break;
   }
   case Opcode::RmsScale: {
     for (int64_t i = 0; i < m; ++i) {
@@ -52,7 +74,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
       for (int64_t j = 0; j < n; ++j)
         out[i * n + j] = r.a[i * n + j] * scale * r.c[j];
     }
-    return {m * n, 2 * m * n};
+    break;
   }
   case Opcode::Rope: {
     // out may alias in: rotate a copy of each head.
@@ -69,7 +91,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
           y[d] = head[d] * cos[d] + rotated * sin[d];
         }
       }
-    return {m * k * n, 3 * m * k * n};
+    break;
   }
   case Opcode::AttnScores: {
     float scale = float(r.scalar);
@@ -89,7 +111,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
           scores[key] = scale * dot;
         }
       }
-    return {m * g * k, m * g * k * n};
+    break;
   }
   case Opcode::SoftmaxExp: {
     for (int64_t i = 0; i < m; ++i)
@@ -98,7 +120,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
         // A row with no visible key here (max -inf) contributes nothing.
         v = std::isinf(r.a[i]) && r.a[i] < 0 ? 0.0f : std::exp(v - r.a[i]);
       }
-    return {m * n, m * n};
+    break;
   }
   case Opcode::AttnValues: {
     for (int64_t h = 0; h < m; ++h)
@@ -111,35 +133,23 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
             acc[d] += p[key] * values[d];
         }
       }
-    return {m * g * n, m * g * k * n};
+    break;
   }
   case Opcode::DivRows: {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         out[i * n + j] /= r.a[i];
-    return {m * n, m * n};
+    break;
   }
   case Opcode::Regrid: {
-    // Column c of the matrix lies in block c / width, at axis position
-    // block % E, slot block / E.
-    int64_t extent = g, srcSlots = r.aElements / (m * k),
-            dstSlots = r.outElements / (m * n);
-    int64_t copied = 0;
-    for (int64_t t = 0; t < dstSlots; ++t) {
-      int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
-      for (int64_t s = 0; s < srcSlots; ++s) {
-        int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
-        int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
-        if (lo >= hi)
-          continue;
-        for (int64_t row = 0; row < m; ++row)
-          std::copy(r.a + (s * m + row) * k + (lo - sLo),
-                    r.a + (s * m + row) * k + (hi - sLo),
-                    out + (t * m + row) * n + (lo - dLo));
-        copied += m * (hi - lo);
-      }
-    }
-    return {r.outElements, copied};
+    forEachRegridOverlap(r, [&](int64_t t, int64_t s, int64_t dLo,
+                                int64_t sLo, int64_t lo, int64_t hi) {
+      for (int64_t row = 0; row < m; ++row)
+        std::copy(r.a + (s * m + row) * k + (lo - sLo),
+                  r.a + (s * m + row) * k + (hi - sLo),
+                  out + (t * m + row) * n + (lo - dLo));
+    });
+    break;
   }
   case Opcode::FlashStep: {
     // Rows of queries and keys, k kv heads, g query heads per kv head.
@@ -148,7 +158,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     const float *q = r.b, *keys = r.c, *values = r.c + m * k * n;
     int64_t queries = m * k * g;
     if (queries == 0)
-      return {};
+      break;
     float scale = float(r.scalar);
     std::vector<float> scores(m);
     for (int64_t qi = 0; qi < m; ++qi)
@@ -189,6 +199,38 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
           }
           runMax = newMax;
         }
+    break;
+  }
+  default:
+    break;
+  }
+  return rowKernelCounts(op, r);
+}
+
+RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
+  const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
+  switch (op) {
+  case Opcode::Reduce:
+    return {m, m * n};
+  case Opcode::RmsScale:
+    return {m * n, 2 * m * n};
+  case Opcode::Rope:
+    return {m * k * n, 3 * m * k * n};
+  case Opcode::AttnScores:
+    return {m * g * k, m * g * k * n};
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+    return {m * n, m * n};
+  case Opcode::AttnValues:
+    return {m * g * n, m * g * k * n};
+  case Opcode::Regrid: {
+    int64_t copied = 0;
+    forEachRegridOverlap(r, [&](int64_t, int64_t, int64_t, int64_t, int64_t lo,
+                                int64_t hi) { copied += m * (hi - lo); });
+    return {r.outElements, copied};
+  }
+  case Opcode::FlashStep: {
+    int64_t queries = m * k * g;
     return {queries * n, 2 * queries * m * n};
   }
   default:

@@ -22,11 +22,11 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -89,6 +89,11 @@ static cl::opt<std::string> saveBundlePath(
     cl::desc("Also write the compiled program bundle to this file (run it "
              "again with `wafer-run run FILE`)"),
     cl::sub(runCommand));
+static cl::opt<std::string> modeOption(
+    "mode",
+    cl::desc("functional (numbers and time, the default) or timing (time "
+             "only: no element data, the same cycles, far less memory)"),
+    cl::init("functional"), cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand));
@@ -219,6 +224,17 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
 }
 
 static int run() {
+  std::optional<rt::EmulatorMode> mode =
+      StringSwitch<std::optional<rt::EmulatorMode>>(modeOption)
+          .Case("functional", rt::EmulatorMode::Functional)
+          .Case("timing", rt::EmulatorMode::Timing)
+          .Default(std::nullopt);
+  if (!mode)
+    return fail("unknown --mode '" + modeOption +
+                "' (known: functional, timing)");
+  if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
+    return fail("--outputs needs --mode functional: the timing mode "
+                "computes no values");
   Expected<rt::Program> program = loadModel(modelPath);
   if (!program)
     return fail(toString(program.takeError()));
@@ -236,7 +252,7 @@ static int run() {
   if (!phase)
     return fail(toString(phase.takeError()));
   Expected<rt::RunResult> result =
-      rt::runProgram(*program, inputs, {threadsOption});
+      rt::runProgram(*program, inputs, {threadsOption, *mode});
   if (!result)
     return fail(toString(result.takeError()));
   if (!outputsPath.empty())
@@ -248,6 +264,7 @@ static int run() {
     if (ec)
       return fail(statsPath + ": cannot write: " + ec.message());
     json::Value stats = rt::statsToJSON(result->stats);
+    stats.getAsObject()->try_emplace("mode", modeOption.getValue());
     if (*phase) {
       json::Object *object = stats.getAsObject();
       object->try_emplace("phase", (*phase)->phase);

@@ -18,6 +18,41 @@ void roundToType(DType dtype, float *values, int64_t count) {
 
 namespace {
 
+/// The row kernels' operands; the pointers only when there is data.
+kernels::RowArgs rowArgs(const Program &p, const Op &op,
+                         const KernelValues &values) {
+  kernels::RowArgs args;
+  args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
+  args.scalar = op.scalar;
+  args.expr = values.expr;
+  args.expr2 = values.expr2;
+  args.outElements = p.buffers[op.out].elements;
+  args.aElements = op.in1 < 0 ? 0 : p.buffers[op.in1].elements;
+  return args;
+}
+
+/// The work of a kernel in operations, which its cycles are priced from;
+/// it depends on sizes and expression values only, never on data.
+int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values) {
+  switch (op.kind) {
+  case Step::Gemm:
+    return op.m * op.k * op.n;
+  case Step::Gemv:
+    return op.k * op.n;
+  case Step::Add:
+  case Step::Mul:
+  case Step::Max:
+  case Step::Swiglu:
+  case Step::Zero:
+  case Step::Rotate:
+    return p.buffers[op.out].elements;
+  case Step::Copy:
+    return op.n;
+  default:
+    return kernels::rowKernelCounts(op.opcode, rowArgs(p, op, values)).work;
+  }
+}
+
 class FunctionalDataPath final : public DataPath {
 public:
   explicit FunctionalDataPath(const Program &p) : p(p) {
@@ -52,8 +87,8 @@ private:
   void round(int32_t buffer, float *values, int64_t count) const {
     roundToType(p.buffers[buffer].dtype, values, count);
   }
-  int64_t rowKernel(int32_t core, const Op &op, const KernelSlots &slots,
-                    const KernelValues &values);
+  void rowKernel(int32_t core, const Op &op, const KernelSlots &slots,
+                 const KernelValues &values);
 
   const Program &p;
   int64_t perCore = 0;
@@ -61,10 +96,10 @@ private:
   std::vector<float> data;
 };
 
-int64_t FunctionalDataPath::rowKernel(int32_t core, const Op &op,
-                                      const KernelSlots &slots,
-                                      const KernelValues &values) {
-  kernels::RowArgs args;
+void FunctionalDataPath::rowKernel(int32_t core, const Op &op,
+                                   const KernelSlots &slots,
+                                   const KernelValues &values) {
+  kernels::RowArgs args = rowArgs(p, op, values);
   args.out = storage(core, slots.out);
   auto operand = [&](int32_t slot) -> const float * {
     return slot < 0 ? nullptr : storage(core, slot);
@@ -72,15 +107,8 @@ int64_t FunctionalDataPath::rowKernel(int32_t core, const Op &op,
   args.a = operand(slots.in1);
   args.b = operand(slots.in2);
   args.c = operand(slots.in3);
-  args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
-  args.scalar = op.scalar;
-  args.expr = values.expr;
-  args.expr2 = values.expr2;
-  args.outElements = p.buffers[op.out].elements;
-  args.aElements = op.in1 < 0 ? 0 : p.buffers[op.in1].elements;
   kernels::RowResult result = kernels::rowKernel(op.opcode, args);
   round(op.out, args.out, result.written);
-  return result.work;
 }
 
 int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
@@ -99,7 +127,7 @@ int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
           out[i * n + j] += av * b[q * n + j];
       }
     round(op.out, out, m * n);
-    return m * k * n;
+    break;
   }
   case Step::Add:
   case Step::Mul:
@@ -111,19 +139,17 @@ int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
     for (int64_t i = 0; i < count; ++i)
       out[i] = kernels::elementwise(op.opcode, a[i], b[i]);
     round(op.out, out, count);
-    return count;
+    break;
   }
-  case Step::Zero: {
-    int64_t count = p.buffers[op.out].elements;
-    std::fill_n(storage(core, slots.out), count, 0.0f);
-    return count;
-  }
+  case Step::Zero:
+    std::fill_n(storage(core, slots.out), p.buffers[op.out].elements, 0.0f);
+    break;
   case Step::Rotate: {
     int64_t count = p.buffers[op.out].elements;
     float *a = storage(core, slots.out);
     if (count > 0)
       std::rotate(a, a + op.n, a + count);
-    return count;
+    break;
   }
   case Step::Copy: {
     float *dst = storage(core, slots.out) + values.expr * op.n;
@@ -131,17 +157,39 @@ int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
     if (src != dst) // slots of one size never partly overlap
       std::copy_n(src, op.n, dst);
     round(op.out, dst, op.n);
-    return op.n;
+    break;
   }
   default:
-    return rowKernel(core, op, slots, values);
+    rowKernel(core, op, slots, values);
+    break;
   }
+  return kernelWork(p, op, values);
 }
+
+class TimingDataPath final : public DataPath {
+public:
+  explicit TimingDataPath(const Program &p) : p(p) {}
+  void allocate(int64_t) override {}
+  float *storage(int32_t, int32_t) override { return nullptr; }
+  Payload read(int32_t, int32_t, int64_t) override { return nullptr; }
+  void write(int32_t, int32_t, int32_t, const Payload &) override {}
+  int64_t kernel(int32_t, const Op &op, const KernelSlots &,
+                 const KernelValues &values) override {
+    return kernelWork(p, op, values);
+  }
+
+private:
+  const Program &p;
+};
 
 } // namespace
 
 std::unique_ptr<DataPath> makeFunctionalDataPath(const Program &program) {
   return std::make_unique<FunctionalDataPath>(program);
+}
+
+std::unique_ptr<DataPath> makeTimingDataPath(const Program &program) {
+  return std::make_unique<TimingDataPath>(program);
 }
 
 } // namespace wafer::rt::emulator

@@ -54,6 +54,10 @@ public:
 /// Real element data: f32 storage, f16 buffers rounded after each write.
 std::unique_ptr<DataPath> makeFunctionalDataPath(const Program &program);
 
+/// No element data at all (the timing mode): kernels only count their work,
+/// messages carry no values, and storage() is null.
+std::unique_ptr<DataPath> makeTimingDataPath(const Program &program);
+
 /// Rounds values just written into a buffer of `dtype` to its precision.
 void roundToType(DType dtype, float *values, int64_t count);
 

@@ -78,8 +78,10 @@ class Scheduler {
 public:
   Scheduler(const Program &p, const EmulatorOptions &options)
       : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
-        threads(std::max(1u, options.threads)), network(p, timing),
-        data(makeFunctionalDataPath(p)) {}
+        threads(std::max(1u, options.threads)), mode(options.mode),
+        network(p, timing),
+        data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
+                                          : makeFunctionalDataPath(p)) {}
 
   Expected<RunResult> run(const NDArrayMap &inputs);
 
@@ -110,6 +112,7 @@ private:
   const TimingModel timing;
   const int64_t W, H, N;
   const unsigned threads;
+  const EmulatorMode mode;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -488,15 +491,19 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
     return std::move(e);
   if (Error e = allocate())
     return std::move(e);
-  if (Error e = placeInputs(p, inputs, grid, *data))
-    return std::move(e);
+  bool hasData = mode == EmulatorMode::Functional;
+  if (hasData)
+    if (Error e = placeInputs(p, inputs, grid, *data))
+      return std::move(e);
   if (Error e = simulate())
     return std::move(e);
   RunResult result;
   result.stats = stats();
-  result.outputs = readOutputs(p, grid, *data, [&](int32_t core, int32_t buf) {
-    return slotOf(core, buf);
-  });
+  if (hasData)
+    result.outputs =
+        readOutputs(p, grid, *data, [&](int32_t core, int32_t buf) {
+          return slotOf(core, buf);
+        });
   return result;
 }
 

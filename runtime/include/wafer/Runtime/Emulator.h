@@ -14,9 +14,18 @@
 
 namespace wafer::rt {
 
+enum class EmulatorMode {
+  /// Element data and time: outputs and cycles.
+  Functional,
+  /// Time only: the same programs without element data (no inputs placed,
+  /// no SRAM images, no outputs), and exactly the functional cycles.
+  Timing,
+};
+
 struct EmulatorOptions {
   /// Host threads; results and cycles do not depend on it.
   unsigned threads = 1;
+  EmulatorMode mode = EmulatorMode::Functional;
 };
 
 struct OpStats {
@@ -52,7 +61,8 @@ struct RunResult {
 };
 
 /// Runs the program: places the inputs (user inputs by name; weights from
-/// the bundle), executes every core, gathers the outputs. A missing input or
+/// the bundle), executes every core, gathers the outputs (in the timing
+/// mode: executes every core without data; no inputs, no outputs). A missing input or
 /// one of the wrong shape or dtype, deadlock, a message with no route, a
 /// route table overflow and SRAM overflow are one-line errors naming the
 /// tensor, or the cores and colors involved.

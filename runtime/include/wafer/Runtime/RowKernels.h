@@ -36,6 +36,10 @@ struct RowResult {
 };
 RowResult rowKernel(Opcode op, const RowArgs &args);
 
+/// What rowKernel returns, from the sizes and expression values alone
+/// (args' pointers are not read): the timing mode's count of the work.
+RowResult rowKernelCounts(Opcode op, const RowArgs &args);
+
 } // namespace wafer::rt::kernels
 
 #endif // WAFER_RUNTIME_ROWKERNELS_H
