@@ -265,34 +265,53 @@ Value peelScale(Value v, double &scale) {
   }
 }
 
-/// The [B, KVH, L, D] tensor that `full` ([B, H, L, D]) repeats per group of
-/// H / KVH query heads (`full` itself when nothing is repeated).
-Value findKvSource(Value full) {
+/// The tensor that `full` ([B, H, L, D]) repeats per group of H / KVH
+/// query heads: [B, KVH, L, D], or [B, L, KVH, D] (`swapped`) when the
+/// repetition happens before the heads are swapped with the positions
+/// (Meta's repeat_kv); `full` itself when nothing is repeated.
+struct KvSource {
+  Value value;
+  bool swapped = false;
+};
+
+KvSource findKvSource(Value full) {
   ArrayRef<int64_t> shape = shapeOf(full);
-  Value source = full;
+  KvSource best{full};
+  int64_t bestHeads = shape[1], length = shape[2], width = shape[3];
   SmallVector<Value> chain = dataMovementChain(full);
   for (Value candidate : llvm::drop_begin(chain)) {
     ArrayRef<int64_t> c = shapeOf(candidate);
-    if (c.size() != 4 || c[0] != shape[0] || c[2] != shape[2] ||
-        c[3] != shape[3] || c[1] <= 0 || shape[1] % c[1] != 0)
+    if (c.size() != 4)
       continue;
-    std::optional<eval::Tensor> iota = indexProbe(c);
-    std::optional<eval::Tensor> probed =
-        iota ? probe(full, candidate, *iota) : std::nullopt;
-    if (!probed)
-      continue;
-    int64_t group = shape[1] / c[1], perHead = shape[2] * shape[3];
-    bool repeats = true;
-    for (int64_t f = 0; repeats && f < probed->size(); ++f) {
-      int64_t inner = f % perHead, h = (f / perHead) % shape[1],
-              batch = f / (perHead * shape[1]);
-      int64_t src = (batch * c[1] + h / group) * perHead + inner;
-      repeats = probed->data[f] == double(src + 1);
+    for (bool swapped : {false, true}) {
+      int64_t heads = swapped ? c[2] : c[1];
+      if (c[0] != shape[0] || (swapped ? c[1] : c[2]) != length ||
+          c[3] != width || heads <= 0 || shape[1] % heads != 0 ||
+          heads > bestHeads || (heads == bestHeads && swapped))
+        continue;
+      std::optional<eval::Tensor> iota = indexProbe(c);
+      std::optional<eval::Tensor> probed =
+          iota ? probe(full, candidate, *iota) : std::nullopt;
+      if (!probed)
+        continue;
+      int64_t group = shape[1] / heads;
+      bool repeats = true;
+      for (int64_t f = 0; repeats && f < probed->size(); ++f) {
+        int64_t d = f % width, l = (f / width) % length,
+                h = (f / (width * length)) % shape[1],
+                batch = f / (width * length * shape[1]);
+        int64_t kv = h / group;
+        int64_t src = swapped ? ((batch * length + l) * heads + kv) * width + d
+                              : ((batch * heads + kv) * length + l) * width + d;
+        repeats = probed->data[f] == double(src + 1);
+      }
+      if (repeats) {
+        best = {candidate, swapped};
+        bestHeads = heads;
+      }
     }
-    if (repeats)
-      source = candidate;
   }
-  return source;
+  return best;
 }
 
 /// Whether `masked(i, j)` over the scores' last two dims is the causal mask
@@ -394,9 +413,28 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
   Value vFull = output.getRhs();
   if (shapeOf(kFull) != shapeOf(vFull) || shapeOf(vFull).size() != 4)
     return fail();
-  Value k = findKvSource(kFull), v = findKvSource(vFull);
-  if (shapeOf(k) != shapeOf(v))
+  KvSource kSource = findKvSource(kFull), vSource = findKvSource(vFull);
+  auto heads = [](KvSource s) {
+    ArrayRef<int64_t> shape = shapeOf(s.value);
+    return s.swapped ? shape[2] : shape[1];
+  };
+  if (heads(kSource) != heads(vSource))
     return fail();
+  // A source repeated before the heads were swapped with the positions
+  // is swapped here, once.
+  auto heads4 = [&](KvSource s) -> Value {
+    if (!s.swapped)
+      return s.value;
+    ArrayRef<int64_t> in = shapeOf(s.value);
+    b.setInsertionPointAfterValue(s.value);
+    Value t = b.create<tfm::TransposeOp>(
+        s.value.getLoc(),
+        RankedTensorType::get({in[0], in[2], in[1], in[3]}, b.getF32Type()),
+        s.value, ArrayRef<int64_t>{0, 2, 1, 3});
+    b.setInsertionPoint(output);
+    return t;
+  };
+  Value k = heads4(kSource), v = heads4(vSource);
   auto attention = b.create<tfm::AttentionOp>(
       output.getLoc(), output.getType(), q, k, v,
       b.getI64IntegerAttr(shapeOf(q)[1]), b.getI64IntegerAttr(shapeOf(k)[1]),
