@@ -3,7 +3,7 @@
 
 Run with Debian's Python (torch, onnx and numpy): ``/usr/bin/python3``.
 
-    meta_llama.py {meta,split} --out-dir DIR [--seed 0] [--prefill-len 8]
+    meta_llama.py {meta,split,broken} --out-dir DIR [--seed 0] [--prefill-len 8]
                   [--past-len 8] [--verify]
 
 ``meta`` follows Meta's reference llama code (model.py), complex-free:
@@ -24,7 +24,11 @@ positions), on [B, H, L, D], and GQA as ``repeat_interleave`` written as
 its index: ``index_select(1, arange(KVH).repeat_interleave(n_rep))``
 (Gather).
 
-Both: dim 32, 2 layers, 4 heads, 2 KV heads (head_dim 8), ffn 88, vocab 128,
+``broken`` is ``meta`` with a sign error in the pair rotation (``a*cos +
+b*sin``): no longer a rotation, so not a LLaMA; it must still evaluate
+correctly on the host and fail on the mesh with one line naming the node.
+
+All: dim 32, 2 layers, 4 heads, 2 KV heads (head_dim 8), ffn 88, vocab 128,
 eps 1e-5, theta 10000, untied output; caches [1, KVH, T, D]. The files are
 written at test time (fixed seed), nothing is checked in.
 
@@ -63,11 +67,12 @@ class RMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * self.weight
 
 
-def rope_pairs(x, cos, sin):
-    """Meta: x [B, L, H, D], pairs (x[2i], x[2i+1]); cos, sin [L, D/2]."""
+def rope_pairs(x, cos, sin, sign=-1.0):
+    """Meta: x [B, L, H, D], pairs (x[2i], x[2i+1]); cos, sin [L, D/2].
+    sign=+1 is the ``broken`` style: not a rotation any more."""
     a, b = x.reshape(*x.shape[:-1], -1, 2).unbind(-1)
     cos, sin = cos[:, None, :], sin[:, None, :]
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(3)
+    return torch.stack((a * cos + sign * b * sin, a * sin + b * cos), dim=-1).flatten(3)
 
 
 def rope_halves(x, cos, sin):
@@ -96,8 +101,9 @@ class Attention(nn.Module):
         q = self.wq(x).view(bsz, n, HEADS, HEAD_DIM)
         k = self.wk(x).view(bsz, n, KV_HEADS, HEAD_DIM)
         v = self.wv(x).view(bsz, n, KV_HEADS, HEAD_DIM)
-        if self.style == "meta":
-            q, k = rope_pairs(q, cos, sin), rope_pairs(k, cos, sin)
+        if self.style != "split":
+            sign = 1.0 if self.style == "broken" else -1.0
+            q, k = rope_pairs(q, cos, sin, sign), rope_pairs(k, cos, sin, sign)
             q, k, v = (t.transpose(1, 2) for t in (q, k, v))   # [B, heads, L, D]
         else:
             q, k, v = (t.transpose(1, 2) for t in (q, k, v))
@@ -106,7 +112,7 @@ class Attention(nn.Module):
             k = torch.cat((cache[0], k), dim=2)
             v = torch.cat((cache[1], v), dim=2)
         present = (k, v)
-        if self.style == "meta":
+        if self.style != "split":
             # repeat_kv works on [B, T, KVH, D], as in Meta's code.
             k = repeat_kv(k.transpose(1, 2)).transpose(1, 2)
             v = repeat_kv(v.transpose(1, 2)).transpose(1, 2)
@@ -167,7 +173,7 @@ class Transformer(nn.Module):
         n = tokens.shape[1]
         start = cache[0].shape[2] if cache else 0
         positions = torch.arange(start, start + n)
-        if self.style == "meta":
+        if self.style != "split":
             cos, sin = self.freqs_cos[positions], self.freqs_sin[positions]
         else:
             angles = positions.float()[:, None] * self.inv_freq[None, :]
@@ -249,7 +255,7 @@ def verify(model, graph, out_dir, arrays):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("style", choices=("meta", "split"))
+    ap.add_argument("style", choices=("meta", "split", "broken"))
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--prefill-len", type=int, default=8)

@@ -3,7 +3,7 @@
 
 // Rotate-half, written with slices, a negation and a concat.
 // CHECK-LABEL: func.func @half
-// CHECK: tfm.rope %arg0, %{{.*}}, %{{.*}} : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: tfm.rope %arg0, %{{.*}}, %{{.*}} : (tensor<1x2x4x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>)
 // CHECK-NOT: interleaved
 // CHECK-NOT: tfm.concat
 func.func @half(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
