@@ -204,7 +204,6 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
     double other = (lead ? b : a)->data[e];
     r.sin.data[e] = lead ? -other : other;
   }
-  bool turns = false;
   for (int64_t e = 0; e < leading.size(); ++e) {
     int64_t p = e - e % w + partner(e % w);
     double c = r.cos.data[e], s = r.sin.data[e];
@@ -212,10 +211,7 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
         std::abs(s - r.sin.data[p]) > 1e-6 ||
         std::abs(c * c + s * s - 1.0) > 1e-3)
       return std::nullopt;
-    turns |= s != 0.0;
   }
-  if (!turns)
-    return std::nullopt;
   // Linear maps agreeing on the basis agree everywhere; a pseudo-random
   // input catches anything else (a product of the input with itself,
   // elements mixed across pairs).

@@ -58,7 +58,8 @@ struct Rotation {
 /// linear map probed on basis inputs and confirmed on a pseudo-random one,
 /// a rotation of each pair of the last axis (halves or adjacent pairs) by a
 /// per-element angle (cos^2 + sin^2 = 1, the same for both members of a
-/// pair, not zero everywhere). Recognises the meaning, not an op sequence.
+/// pair; all zero at position 0 of a one-token prompt). Recognises the
+/// meaning, not an op sequence.
 std::optional<Rotation> matchRotation(mlir::Value root, int maxOps = 64);
 
 } // namespace wafer::raise
