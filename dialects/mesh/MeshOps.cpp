@@ -400,6 +400,12 @@ LogicalResult RopeOp::verify() {
   if (d < 2 || d % 2 != 0 || x.empty() || x.back() % d != 0)
     return emitOpError("head_dim must be even and divide the last dimension");
   for (Value table : {getCos(), getSin()}) {
+    if (getInterleaved()) {
+      if (table.getType() != getInput().getType())
+        return emitOpError("interleaved cos and sin must have the input's "
+                           "type");
+      continue;
+    }
     ArrayRef<int64_t> t = shapeOf(table);
     if (t.size() != 2 || t[1] != d || t[0] != x[0])
       return emitOpError("cos and sin must be [rows, head_dim]");

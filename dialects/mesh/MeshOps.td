@@ -233,6 +233,10 @@ def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
     Local: x is `[rows, ..., D]` with the head dimension D whole on every
     core (heads are split, never D); cos and sin are `[rows, D]` in the
     layout of x's rows. Each core rotates every head of its tile.
+    With `interleaved` the pairs are adjacent elements `(x[2i], x[2i+1])`
+    (Meta's convention) and cos and sin have x's type, one factor per
+    element: the core runs the rotate-half kernel on rows of two, so no
+    permutation is needed on chip or at the host boundary.
 
     ```mlir
     %r = mesh.rope %q, %cos, %sin
@@ -242,7 +246,8 @@ def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
     ```
   }];
   let arguments = (ins Mesh_DistTensor:$input, Mesh_DistTensor:$cos,
-                       Mesh_DistTensor:$sin, I64Attr:$head_dim);
+                       Mesh_DistTensor:$sin, I64Attr:$head_dim,
+                       UnitAttr:$interleaved);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = [{
     $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,` type($sin) `->` type($result)

@@ -57,6 +57,10 @@ class Tfm_UnaryOp<string mnemonic, string formula,
     : Tfm_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "Element-wise " # formula;
   let description = [{
+    Computes }] # formula # [{ for every element (ONNX semantics); the
+    result has the input's type. f32 results are rounded to float after
+    each op by the host evaluator.
+
     ```mlir
     %y = tfm.}] # mnemonic # [{ %x : tensor<4x8xf32>
     ```

@@ -106,7 +106,8 @@ LogicalResult ProgramLowering::lower(mesh::RopeOp op) {
        sin = bufferFor(op.getSin()), out = bufferFor(op.getResult());
   if (failed(x) || failed(cos) || failed(sin) || failed(out))
     return failure();
-  int64_t dim = op.getHeadDim();
+  // Adjacent pairs: every pair is a row of two with its own factors.
+  int64_t dim = op.getInterleaved() ? 2 : op.getHeadDim();
   int64_t rowCount = localElements(op.getCos(), grid) / dim;
   int64_t heads = localElements(op.getInput(), grid) / (rowCount * dim);
   rows(loc, core::RowKernel::rope, {*out, *x, *cos, *sin}, rowCount, dim,

@@ -291,10 +291,32 @@ LogicalResult Planner::planSwiglu(tfm::SwigluOp op) {
                          mesh::MapKind::swiglu);
 }
 
+/// The factors of an interleaved rope, one per element of the heads
+/// `[rows, KVH, X]` (X a multiple of D): `table` ([rows, D] in row-major
+/// order) repeated along X as `[rows, 1, X]`, for the host to broadcast
+/// over the KV heads.
+static FailureOr<Value> pairFactors(OpBuilder &builder, tfm::RopeOp op,
+                                    Value table, int64_t rows, int64_t dim,
+                                    int64_t width) {
+  auto constant = table.getDefiningOp<tfm::ConstantOp>();
+  auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                         : DenseElementsAttr();
+  if (!values || width % dim != 0)
+    return op.emitError("convert-tfm-to-mesh: interleaved rope needs "
+                        "constant cos and sin tables");
+  SmallVector<float> source(values.getValues<float>());
+  SmallVector<float> tiled(rows * width);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < width; ++j)
+      tiled[r * width + j] = source[r * dim + j % dim];
+  auto type = RankedTensorType::get({rows, 1, width}, builder.getF32Type());
+  return builder
+      .create<tfm::ConstantOp>(op.getLoc(),
+                               DenseElementsAttr::get(type, ArrayRef(tiled)))
+      .getResult();
+}
+
 LogicalResult Planner::planRope(tfm::RopeOp op) {
-  if (op.getInterleaved())
-    return op.emitError("convert-tfm-to-mesh: interleaved RoPE is not "
-                        "supported yet (rotate-half only)");
   if (!isHeadForm(op.getInput()))
     return op.emitError("convert-tfm-to-mesh: rope is planned only on "
                         "attention heads");
@@ -305,17 +327,32 @@ LogicalResult Planner::planRope(tfm::RopeOp op) {
   if (cosType.getNumElements() != rowCount * dim)
     return op.emitError("convert-tfm-to-mesh: rope factors must hold one "
                         "row per position");
-  // The factors of a row go where its positions are.
+  FailureOr<Value> cos, sin;
   mesh::LayoutAttr rowsLayout = mesh::getLayout(inputType);
-  mesh::LayoutAttr factors = layout({rowsLayout.getAxes()[0], kNone},
-                                    {rowsLayout.getBlocks()[0], 1});
-  auto cos = materialize(op, op.getCos(), {rowCount, dim}, factors);
-  auto sin = materialize(op, op.getSin(), {rowCount, dim}, factors);
+  if (op.getInterleaved()) {
+    // Adjacent pairs: a factor per element, laid out like the heads.
+    ArrayRef<int64_t> heads = inputType.getShape();
+    FailureOr<Value> cosTable = pairFactors(builder, op, op.getCos(),
+                                            rowCount, dim, heads[2]);
+    FailureOr<Value> sinTable = pairFactors(builder, op, op.getSin(),
+                                            rowCount, dim, heads[2]);
+    if (failed(cosTable) || failed(sinTable))
+      return failure();
+    cos = materialize(op, *cosTable, heads, rowsLayout);
+    sin = materialize(op, *sinTable, heads, rowsLayout);
+  } else {
+    // The factors of a row go where its positions are.
+    mesh::LayoutAttr factors = layout({rowsLayout.getAxes()[0], kNone},
+                                      {rowsLayout.getBlocks()[0], 1});
+    cos = materialize(op, op.getCos(), {rowCount, dim}, factors);
+    sin = materialize(op, op.getSin(), {rowCount, dim}, factors);
+  }
   if (failed(cos) || failed(sin))
     return failure();
-  auto rope = builder.create<mesh::RopeOp>(op.getLoc(), input.getType(),
-                                           input, *cos, *sin,
-                                           builder.getI64IntegerAttr(dim));
+  auto rope = builder.create<mesh::RopeOp>(
+      op.getLoc(), input.getType(), input, *cos, *sin,
+      builder.getI64IntegerAttr(dim),
+      op.getInterleaved() ? builder.getUnitAttr() : nullptr);
   plannedValues[op.getResult()] = rope.getResult();
   if (headsFirst.contains(op.getInput()))
     headsFirst.insert(op.getResult());

@@ -43,15 +43,19 @@ def TfmRaiseTransformer : Pass<"tfm-raise-transformer", "mlir::func::FuncOp"> {
     op each, keeping their exact meaning: `tfm.embed` (Gather of a weight
     table), `tfm.linear` (MatMul by a weight, possibly transposed),
     `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms),
-    `tfm.swiglu` (x * sigmoid(x) * up), `tfm.rope` (`x * cos + R(x) * sin`
-    where R is a signed permutation of the last axis: rotate-half or
-    interleaved pairs, recognised by evaluating R on an index probe, so any
-    slicing/splitting/stacking that computes it is accepted), and
+    `tfm.swiglu` (x * sigmoid(x) * up), `tfm.rope` (a rotation of pairs
+    of the last axis, halves or adjacent pairs, by per-position angles:
+    recognised by evaluating the subgraph as a linear map on basis and
+    pseudo-random inputs, so rotate-half by slices, Split or
+    `cat([a*c - b*s, b*c + a*s])` and Meta's reshape-to-pairs + stack are
+    all accepted; the tables come from the probe), and
     `tfm.attention` (softmax(q k^T * scale + causal mask) v, with the GQA
     head repetition, recognised by probing, folded in). Run after
     tfm-fold-shapes: masks and rotary tables must be constants. Subgraphs
     that almost match (no epsilon, another axis, an odd rotary width, a mask
-    that is not causal) stay as they are.
+    that is not causal) stay as they are. The matches are rewrite patterns
+    (`populateTfmRaiseTransformerPatterns`) applied by the greedy driver;
+    `-debug-only=tfm-raise-transformer` traces each raise.
 
     Before:
     ```mlir

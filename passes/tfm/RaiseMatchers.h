@@ -28,9 +28,11 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 /// Evaluates the subgraph computing `root` from `leaf` with `leaf` set to
 /// `input`. Only data-movement and sign ops (reshape, expand, transpose,
 /// slice, concat, gather, neg) whose other operands are constants may lie
-/// in between; otherwise (or past `maxOps` ops) there is no answer.
+/// in between, and with `arithmetic` also mul, add and sub; otherwise (or
+/// past `maxOps` ops) there is no answer.
 std::optional<eval::Tensor> probe(mlir::Value root, mlir::Value leaf,
-                                  const eval::Tensor &input, int maxOps = 32);
+                                  const eval::Tensor &input, int maxOps = 32,
+                                  bool arithmetic = false);
 
 /// For probes: a tensor of `shape` holding 1, 2, 3, ... (so a probe result
 /// holds each element's source index + 1, negated where the subgraph negates;
@@ -41,6 +43,24 @@ std::optional<eval::Tensor> indexProbe(llvm::ArrayRef<int64_t> shape);
 /// `probe` accepts, through their one non-constant operand, and returns
 /// every value met on the way (v first).
 llvm::SmallVector<mlir::Value> dataMovementChain(mlir::Value v);
+
+/// A rotary embedding found by matchRotation: `root` = tfm.rope(input,
+/// cos, sin) with the tables in tfm.rope's full-width form, broadcast
+/// dimensions collapsed.
+struct Rotation {
+  mlir::Value input;
+  eval::Tensor cos, sin;
+  bool interleaved = false;
+};
+
+/// Whether `root` is a rotary embedding of one value: computed from that
+/// value and constants by data movement, mul, add and sub only, and, as a
+/// linear map probed on basis inputs and confirmed on a pseudo-random one,
+/// a rotation of each pair of the last axis (halves or adjacent pairs) by a
+/// per-element angle (cos^2 + sin^2 = 1, the same for both members of a
+/// pair; all zero at position 0 of a one-token prompt). Recognises the
+/// meaning, not an op sequence.
+std::optional<Rotation> matchRotation(mlir::Value root, int maxOps = 64);
 
 } // namespace wafer::raise
 

@@ -1,14 +1,24 @@
 //===- TfmRaiseTransformer.cpp - Raise exported graphs to transformer ops -===//
 //
-// Each raise* function looks at one anchor op, checks the subgraph that
-// computes it has exactly the meaning of one transformer op, and if so
-// builds that op and redirects the anchor's uses. Dead ops are swept after
-// each phase, so later phases never match leftovers.
+// One rewrite pattern per transformer op: each looks at one anchor op,
+// checks the subgraph that computes it has exactly the meaning of the
+// transformer op, and if so builds that op in the anchor's place. The
+// greedy driver applies them until nothing changes and erases what died.
+// The matches do not depend on each other's order: swiglu also accepts an
+// already raised silu, rotations are recognised from any anchor of their
+// subgraph, and attention's KV-head search stops at every arithmetic op,
+// raised or not.
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseMatchers.h"
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tfm-raise-transformer"
 
 namespace wafer {
 #define GEN_PASS_DEF_TFMRAISETRANSFORMER
@@ -40,25 +50,44 @@ bool isParameter(Value v) {
   return isWeight(v) || bool(v.getDefiningOp<tfm::ConstantOp>());
 }
 
-void replace(Operation *anchor, Operation *raised) {
-  anchor->getResult(0).replaceAllUsesWith(raised->getResult(0));
+/// Replaces `anchor` by the raised op `op`.
+LogicalResult raised(PatternRewriter &rewriter, Operation *anchor,
+                     Operation *op) {
+  LLVM_DEBUG(llvm::dbgs() << "raised " << op->getName() << " at "
+                          << anchor->getLoc() << "\n");
+  rewriter.replaceOp(anchor, op->getResults());
+  return success();
 }
+
+/// A rewrite pattern from a function matching and rewriting one op type.
+template <typename OpTy>
+struct RaisePattern : OpRewritePattern<OpTy> {
+  using Fn = LogicalResult (*)(OpTy, PatternRewriter &);
+  RaisePattern(MLIRContext *context, Fn fn, StringRef name)
+      : OpRewritePattern<OpTy>(context), fn(fn) {
+    this->setDebugName(name);
+  }
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    return fn(op, rewriter);
+  }
+  Fn fn;
+};
 
 //===--------------------------------------------------------------------===//
 // embed and linear
 //===--------------------------------------------------------------------===//
 
-bool raiseEmbed(tfm::GatherOp gather, OpBuilder &b) {
+LogicalResult raiseEmbed(tfm::GatherOp gather, PatternRewriter &b) {
   if (!isWeight(gather.getInput()) || gather.getAxis() != 0 ||
       shapeOf(gather.getInput()).size() != 2)
-    return false;
-  replace(gather, b.create<tfm::EmbedOp>(gather.getLoc(), gather.getType(),
-                                         gather.getInput(),
-                                         gather.getIndices()));
-  return true;
+    return failure();
+  return raised(b, gather,
+                b.create<tfm::EmbedOp>(gather.getLoc(), gather.getType(),
+                                       gather.getInput(), gather.getIndices()));
 }
 
-bool raiseLinear(tfm::MatMulOp matmul, OpBuilder &b) {
+LogicalResult raiseLinear(tfm::MatMulOp matmul, PatternRewriter &b) {
   Value weight = matmul.getRhs();
   bool transposed = false;
   if (auto t = weight.getDefiningOp<tfm::TransposeOp>();
@@ -69,13 +98,12 @@ bool raiseLinear(tfm::MatMulOp matmul, OpBuilder &b) {
   }
   if (!isWeight(weight) || shapeOf(weight).size() != 2 ||
       shapeOf(matmul.getLhs()).size() < 2 || isParameter(matmul.getLhs()))
-    return false;
+    return failure();
   auto linear = b.create<tfm::LinearOp>(matmul.getLoc(), matmul.getType(),
                                         matmul.getLhs(), weight);
   if (transposed)
     linear.setTransposeWeight(true);
-  replace(matmul, linear);
-  return true;
+  return raised(b, matmul, linear);
 }
 
 //===--------------------------------------------------------------------===//
@@ -127,7 +155,7 @@ std::optional<std::pair<Value, double>> matchNormalized(Value normed) {
   return std::nullopt;
 }
 
-bool raiseRmsNorm(tfm::MulOp mul, OpBuilder &b) {
+LogicalResult raiseRmsNorm(tfm::MulOp mul, PatternRewriter &b) {
   for (auto [weight, normed] : operandOrders<tfm::MulOp>(mul.getResult())) {
     auto match = matchNormalized(normed);
     if (!match)
@@ -136,20 +164,22 @@ bool raiseRmsNorm(tfm::MulOp mul, OpBuilder &b) {
     if (shapeOf(weight) != shapeOf(x).take_back() ||
         mul.getType() != x.getType())
       continue;
-    replace(mul, b.create<tfm::RmsNormOp>(mul.getLoc(), mul.getType(), x,
-                                          weight,
-                                          b.getF64FloatAttr(match->second)));
-    return true;
+    return raised(b, mul,
+                  b.create<tfm::RmsNormOp>(mul.getLoc(), mul.getType(), x,
+                                           weight,
+                                           b.getF64FloatAttr(match->second)));
   }
-  return false;
+  return failure();
 }
 
 //===--------------------------------------------------------------------===//
 // swiglu and silu
 //===--------------------------------------------------------------------===//
 
-/// `v` = g * sigmoid(g): returns g.
+/// `v` = g * sigmoid(g) (or an already raised silu): returns g.
 Value matchSilu(Value v) {
+  if (auto silu = v.getDefiningOp<tfm::SiluOp>())
+    return silu.getInput();
   for (auto [g, sig] : operandOrders<tfm::MulOp>(v))
     if (auto sigmoid = sig.getDefiningOp<tfm::SigmoidOp>();
         sigmoid && sigmoid.getInput() == g)
@@ -157,83 +187,52 @@ Value matchSilu(Value v) {
   return Value();
 }
 
-bool raiseSwiglu(tfm::MulOp mul, OpBuilder &b) {
+LogicalResult raiseSwiglu(tfm::MulOp mul, PatternRewriter &b) {
   for (auto [gated, up] : operandOrders<tfm::MulOp>(mul.getResult())) {
     Value gate = matchSilu(gated);
     if (!gate || gate.getType() != up.getType() ||
         up.getType() != mul.getType())
       continue;
-    replace(mul, b.create<tfm::SwigluOp>(mul.getLoc(), mul.getType(), gate,
-                                         up));
-    return true;
+    return raised(b, mul,
+                  b.create<tfm::SwigluOp>(mul.getLoc(), mul.getType(), gate,
+                                          up));
   }
-  return false;
+  return failure();
 }
 
-bool raiseSilu(tfm::MulOp mul, OpBuilder &b) {
+LogicalResult raiseSilu(tfm::MulOp mul, PatternRewriter &b) {
   Value gate = matchSilu(mul.getResult());
   if (!gate || gate.getType() != mul.getType())
-    return false;
-  replace(mul, b.create<tfm::SiluOp>(mul.getLoc(), mul.getType(), gate));
-  return true;
+    return failure();
+  return raised(b, mul,
+                b.create<tfm::SiluOp>(mul.getLoc(), mul.getType(), gate));
 }
 
 //===--------------------------------------------------------------------===//
-// rope: x * cos + R(x) * sin, R a rotation's signed permutation
+// rope: a rotation of pairs of the last axis by per-position angles
 //===--------------------------------------------------------------------===//
 
-/// Which rotation `probed` (R applied to an index probe of x's shape) is.
-std::optional<bool> rotationConvention(const eval::Tensor &probed,
-                                       int64_t width) {
-  auto matches = [&](bool interleaved) {
-    for (int64_t f = 0; f < probed.size(); ++f) {
-      int64_t row = f / width, i = f % width, half = width / 2;
-      int64_t source = interleaved ? (i ^ 1) : (i < half ? i + half : i - half);
-      bool negated = interleaved ? i % 2 == 0 : i < half;
-      double expected = double(row * width + source + 1);
-      if (probed.data[f] != (negated ? -expected : expected))
-        return false;
-    }
-    return true;
+/// Raises `anchor` when its result is a rotary embedding in any written
+/// form (matchRotation probes the meaning): rotate-half by slices or
+/// Split, `cat([a*c - b*s, b*c + a*s])`, adjacent pairs by reshape to
+/// [.., D/2, 2] with gathers, splits or slices and stack or
+/// unsqueeze+concat. The anchors are the ops such a subgraph ends in.
+template <typename OpTy>
+LogicalResult raiseRope(OpTy anchor, PatternRewriter &b) {
+  std::optional<Rotation> rotation = matchRotation(anchor->getResult(0));
+  if (!rotation)
+    return failure();
+  auto table = [&](const eval::Tensor &t) -> Value {
+    auto type = RankedTensorType::get(t.shape, b.getF32Type());
+    return b.create<tfm::ConstantOp>(anchor.getLoc(),
+                                     eval::attrFromTensor(t, type));
   };
-  if (matches(false))
-    return false;
-  if (matches(true))
-    return true;
-  return std::nullopt;
-}
-
-bool raiseRope(tfm::AddOp add, OpBuilder &b) {
-  for (auto [direct, rotated] : operandOrders<tfm::AddOp>(add.getResult())) {
-    for (auto [x, cos] : operandOrders<tfm::MulOp>(direct)) {
-      for (auto [r, sin] : operandOrders<tfm::MulOp>(rotated)) {
-        if (!constantValue(cos) || !constantValue(sin) ||
-            isParameter(x) || isParameter(r) || x.getType() != add.getType() ||
-            r.getType() != x.getType())
-          continue;
-        ArrayRef<int64_t> shape = shapeOf(x);
-        if (shape.empty() || shape.back() % 2 != 0)
-          continue;
-        std::optional<eval::Tensor> iota = indexProbe(shape);
-        if (!iota)
-          continue;
-        std::optional<eval::Tensor> probed = probe(r, x, *iota);
-        if (!probed)
-          continue;
-        std::optional<bool> interleaved =
-            rotationConvention(*probed, shape.back());
-        if (!interleaved)
-          continue;
-        auto rope = b.create<tfm::RopeOp>(add.getLoc(), add.getType(), x, cos,
-                                          sin);
-        if (*interleaved)
-          rope.setInterleaved(true);
-        replace(add, rope);
-        return true;
-      }
-    }
-  }
-  return false;
+  auto rope = b.create<tfm::RopeOp>(anchor.getLoc(), anchor.getType(),
+                                    rotation->input, table(rotation->cos),
+                                    table(rotation->sin));
+  if (rotation->interleaved)
+    rope.setInterleaved(true);
+  return raised(b, anchor, rope);
 }
 
 //===--------------------------------------------------------------------===//
@@ -266,34 +265,53 @@ Value peelScale(Value v, double &scale) {
   }
 }
 
-/// The [B, KVH, L, D] tensor that `full` ([B, H, L, D]) repeats per group of
-/// H / KVH query heads (`full` itself when nothing is repeated).
-Value findKvSource(Value full) {
+/// The tensor that `full` ([B, H, L, D]) repeats per group of H / KVH
+/// query heads: [B, KVH, L, D], or [B, L, KVH, D] (`swapped`) when the
+/// repetition happens before the heads are swapped with the positions
+/// (Meta's repeat_kv); `full` itself when nothing is repeated.
+struct KvSource {
+  Value value;
+  bool swapped = false;
+};
+
+KvSource findKvSource(Value full) {
   ArrayRef<int64_t> shape = shapeOf(full);
-  Value source = full;
+  KvSource best{full};
+  int64_t bestHeads = shape[1], length = shape[2], width = shape[3];
   SmallVector<Value> chain = dataMovementChain(full);
   for (Value candidate : llvm::drop_begin(chain)) {
     ArrayRef<int64_t> c = shapeOf(candidate);
-    if (c.size() != 4 || c[0] != shape[0] || c[2] != shape[2] ||
-        c[3] != shape[3] || c[1] <= 0 || shape[1] % c[1] != 0)
+    if (c.size() != 4)
       continue;
-    std::optional<eval::Tensor> iota = indexProbe(c);
-    std::optional<eval::Tensor> probed =
-        iota ? probe(full, candidate, *iota) : std::nullopt;
-    if (!probed)
-      continue;
-    int64_t group = shape[1] / c[1], perHead = shape[2] * shape[3];
-    bool repeats = true;
-    for (int64_t f = 0; repeats && f < probed->size(); ++f) {
-      int64_t inner = f % perHead, h = (f / perHead) % shape[1],
-              batch = f / (perHead * shape[1]);
-      int64_t src = (batch * c[1] + h / group) * perHead + inner;
-      repeats = probed->data[f] == double(src + 1);
+    for (bool swapped : {false, true}) {
+      int64_t heads = swapped ? c[2] : c[1];
+      if (c[0] != shape[0] || (swapped ? c[1] : c[2]) != length ||
+          c[3] != width || heads <= 0 || shape[1] % heads != 0 ||
+          heads > bestHeads || (heads == bestHeads && swapped))
+        continue;
+      std::optional<eval::Tensor> iota = indexProbe(c);
+      std::optional<eval::Tensor> probed =
+          iota ? probe(full, candidate, *iota) : std::nullopt;
+      if (!probed)
+        continue;
+      int64_t group = shape[1] / heads;
+      bool repeats = true;
+      for (int64_t f = 0; repeats && f < probed->size(); ++f) {
+        int64_t d = f % width, l = (f / width) % length,
+                h = (f / (width * length)) % shape[1],
+                batch = f / (width * length * shape[1]);
+        int64_t kv = h / group;
+        int64_t src = swapped ? ((batch * length + l) * heads + kv) * width + d
+                              : ((batch * heads + kv) * length + l) * width + d;
+        repeats = probed->data[f] == double(src + 1);
+      }
+      if (repeats) {
+        best = {candidate, swapped};
+        bestHeads = heads;
+      }
     }
-    if (repeats)
-      source = candidate;
   }
-  return source;
+  return best;
 }
 
 /// Whether `masked(i, j)` over the scores' last two dims is the causal mask
@@ -314,13 +332,13 @@ bool isCausal(const eval::Tensor &mask, ArrayRef<int64_t> scores,
   return true;
 }
 
-bool raiseAttention(tfm::MatMulOp output, OpBuilder &b) {
+LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
   auto softmax = output.getLhs().getDefiningOp<tfm::SoftmaxOp>();
   if (!softmax || !softmax->hasOneUse())
-    return false;
+    return failure();
   ArrayRef<int64_t> scores = shapeOf(softmax.getResult());
   if (scores.size() != 4 || softmax.getAxis() != 3)
-    return false;
+    return failure();
   Value s = softmax.getInput();
   bool causal = scores[2] == 1; // one query sees every key
   bool masked = false;
@@ -335,7 +353,7 @@ bool raiseAttention(tfm::MatMulOp output, OpBuilder &b) {
             return true;
           return std::nullopt;
         }))
-      return false;
+      return failure();
     s = x;
     causal = masked = true;
     break;
@@ -348,30 +366,37 @@ bool raiseAttention(tfm::MatMulOp output, OpBuilder &b) {
       bool fillLeft = lhs && *lhs <= kMaskedScore;
       bool fillRight = !fillLeft && rhs && *rhs <= kMaskedScore;
       if (!cond || (!fillLeft && !fillRight))
-        return false;
+        return failure();
       if (!isCausal(*cond, scores, [&](double v) -> std::optional<bool> {
             return fillLeft ? v != 0 : v == 0;
           }))
-        return false;
+        return failure();
       s = fillLeft ? where.getRhs() : where.getLhs();
       if (s.getType() != where.getType())
-        return false;
+        return failure();
       causal = true;
     }
   double scale = 1.0;
   s = peelScale(s, scale);
   auto product = s.getDefiningOp<tfm::MatMulOp>();
   if (!product)
-    return false;
+    return failure();
   Value q = peelScale(product.getLhs(), scale);
   Value kt = peelScale(product.getRhs(), scale);
   auto transpose = kt.getDefiningOp<tfm::TransposeOp>();
   if (!transpose || shapeOf(q).size() != 4 || shapeOf(kt).size() != 4)
-    return false;
+    return failure();
   ArrayRef<int64_t> perm = transpose.getPermutation();
   if (perm[0] != 0) // keep the batch where it is
-    return false;
+    return failure();
   Value kFull = transpose.getInput();
+  // A key transpose built for the match, erased if the match fails.
+  Operation *created = nullptr;
+  auto fail = [&] {
+    if (created)
+      b.eraseOp(created);
+    return failure();
+  };
   if (perm != ArrayRef<int64_t>{0, 1, 3, 2}) {
     SmallVector<int64_t> keyPerm{perm[0], perm[1], perm[3], perm[2]};
     ArrayRef<int64_t> in = shapeOf(kFull);
@@ -379,60 +404,72 @@ bool raiseAttention(tfm::MatMulOp output, OpBuilder &b) {
     for (int64_t p : keyPerm)
       shape.push_back(in[p]);
     b.setInsertionPoint(transpose);
-    kFull = b.create<tfm::TransposeOp>(
+    created = b.create<tfm::TransposeOp>(
         transpose.getLoc(), RankedTensorType::get(shape, b.getF32Type()),
         kFull, keyPerm);
+    kFull = created->getResult(0);
     b.setInsertionPoint(output);
   }
   Value vFull = output.getRhs();
   if (shapeOf(kFull) != shapeOf(vFull) || shapeOf(vFull).size() != 4)
-    return false;
-  Value k = findKvSource(kFull), v = findKvSource(vFull);
-  if (shapeOf(k) != shapeOf(v))
-    return false;
+    return fail();
+  KvSource kSource = findKvSource(kFull), vSource = findKvSource(vFull);
+  auto heads = [](KvSource s) {
+    ArrayRef<int64_t> shape = shapeOf(s.value);
+    return s.swapped ? shape[2] : shape[1];
+  };
+  if (heads(kSource) != heads(vSource))
+    return fail();
+  // A source repeated before the heads were swapped with the positions
+  // is swapped here, once.
+  auto heads4 = [&](KvSource s) -> Value {
+    if (!s.swapped)
+      return s.value;
+    ArrayRef<int64_t> in = shapeOf(s.value);
+    b.setInsertionPointAfterValue(s.value);
+    Value t = b.create<tfm::TransposeOp>(
+        s.value.getLoc(),
+        RankedTensorType::get({in[0], in[2], in[1], in[3]}, b.getF32Type()),
+        s.value, ArrayRef<int64_t>{0, 2, 1, 3});
+    b.setInsertionPoint(output);
+    return t;
+  };
+  Value k = heads4(kSource), v = heads4(vSource);
   auto attention = b.create<tfm::AttentionOp>(
       output.getLoc(), output.getType(), q, k, v,
       b.getI64IntegerAttr(shapeOf(q)[1]), b.getI64IntegerAttr(shapeOf(k)[1]),
       b.getF64FloatAttr(scale), causal ? b.getUnitAttr() : UnitAttr());
-  replace(output, attention);
-  return true;
-}
-
-void eraseDeadOps(Block &body) {
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isa<tfm::TfmDialect>(op.getDialect()) && op.use_empty() &&
-        isMemoryEffectFree(&op))
-      op.erase();
-}
-
-/// Applies `raise` to every op of type OpTy, then sweeps the dead.
-template <typename OpTy>
-void raiseAll(Block &body, bool (*raise)(OpTy, OpBuilder &)) {
-  OpBuilder builder(body.getParentOp()->getContext());
-  for (Operation &op : llvm::make_early_inc_range(body))
-    if (auto typed = dyn_cast<OpTy>(op); typed && !op.use_empty()) {
-      builder.setInsertionPoint(&op);
-      raise(typed, builder);
-    }
-  eraseDeadOps(body);
+  return raised(b, output, attention);
 }
 
 struct TfmRaiseTransformerPass
     : public wafer::impl::TfmRaiseTransformerBase<TfmRaiseTransformerPass> {
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.getBody().empty())
-      return;
-    Block &body = func.getBody().front();
-    // Rotations before attention: the KV-head search stops at tfm.rope.
-    raiseAll<tfm::GatherOp>(body, raiseEmbed);
-    raiseAll<tfm::MatMulOp>(body, raiseLinear);
-    raiseAll<tfm::MulOp>(body, raiseRmsNorm);
-    raiseAll<tfm::MulOp>(body, raiseSwiglu);
-    raiseAll<tfm::MulOp>(body, raiseSilu);
-    raiseAll<tfm::AddOp>(body, raiseRope);
-    raiseAll<tfm::MatMulOp>(body, raiseAttention);
+    RewritePatternSet patterns(&getContext());
+    populateTfmRaiseTransformerPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns))))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+void wafer::populateTfmRaiseTransformerPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<RaisePattern<tfm::GatherOp>>(context, raiseEmbed, "embed");
+  patterns.add<RaisePattern<tfm::MatMulOp>>(context, raiseLinear, "linear");
+  patterns.add<RaisePattern<tfm::MatMulOp>>(context, raiseAttention,
+                                            "attention");
+  patterns.add<RaisePattern<tfm::MulOp>>(context, raiseRmsNorm, "rms_norm");
+  patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSwiglu, "swiglu");
+  patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSilu, "silu");
+  patterns.add<RaisePattern<tfm::AddOp>>(context, raiseRope<tfm::AddOp>,
+                                         "rope");
+  patterns.add<RaisePattern<tfm::SubOp>>(context, raiseRope<tfm::SubOp>,
+                                         "rope");
+  patterns.add<RaisePattern<tfm::ConcatOp>>(context,
+                                            raiseRope<tfm::ConcatOp>, "rope");
+  patterns.add<RaisePattern<tfm::ReshapeOp>>(context,
+                                             raiseRope<tfm::ReshapeOp>, "rope");
+}

@@ -45,6 +45,10 @@ struct CompileOptions {
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 
+/// The rewrite patterns of tfm-raise-transformer (embed, linear, rms_norm,
+/// swiglu, silu, rope, attention), for the greedy driver.
+void populateTfmRaiseTransformerPatterns(mlir::RewritePatternSet &patterns);
+
 /// Registers the named pipeline `wafer-compile`.
 void registerPipelines();
 

@@ -932,6 +932,16 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @rope_pairs_table(%x: tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>, %c: tensor<1x8xf32, #mesh.layout<[*, *]>>) {
+    // expected-error @+1 {{interleaved cos and sin must have the input's type}}
+    %r = mesh.rope %x, %c, %c {head_dim = 8 : i64, interleaved} : tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x8xf32, #mesh.layout<[*, *]>>, tensor<1x8xf32, #mesh.layout<[*, *]>> -> tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
   func.func @rope_table_dim(%x: tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, %c: tensor<1x16xf32, #mesh.layout<[*, *]>>) {
     // expected-error @+1 {{cos and sin must be [rows, head_dim]}}
     %r = mesh.rope %x, %c, %c {head_dim = 8 : i64} : tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x16xf32, #mesh.layout<[*, *]>>, tensor<1x16xf32, #mesh.layout<[*, *]>> -> tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>

@@ -3,12 +3,12 @@
 
 // Rotate-half, written with slices, a negation and a concat.
 // CHECK-LABEL: func.func @half
-// CHECK: tfm.rope %arg0, %{{.*}}, %{{.*}} : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: tfm.rope %arg0, %{{.*}}, %{{.*}} : (tensor<1x2x4x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>)
 // CHECK-NOT: interleaved
 // CHECK-NOT: tfm.concat
 func.func @half(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
-  %cos = tfm.constant dense<0.5> : tensor<4x8xf32>
-  %sin = tfm.constant dense<0.25> : tensor<4x8xf32>
+  %cos = tfm.constant dense<0.6> : tensor<4x8xf32>
+  %sin = tfm.constant dense<0.8> : tensor<4x8xf32>
   %lo = tfm.slice %x starts [0, 0, 0, 0] ends [1, 2, 4, 4] steps [1, 1, 1, 1] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
   %hi = tfm.slice %x starts [0, 0, 0, 4] ends [1, 2, 4, 8] steps [1, 1, 1, 1] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
   %n = tfm.neg %hi : tensor<1x2x4x4xf32>
@@ -23,8 +23,8 @@ func.func @half(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
 // CHECK-LABEL: func.func @interleaved
 // CHECK: tfm.rope %arg0, %{{.*}}, %{{.*}} {interleaved}
 func.func @interleaved(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %cos = tfm.constant dense<0.5> : tensor<4x8xf32>
-  %sin = tfm.constant dense<0.25> : tensor<4x8xf32>
+  %cos = tfm.constant dense<0.6> : tensor<4x8xf32>
+  %sin = tfm.constant dense<0.8> : tensor<4x8xf32>
   %even = tfm.slice %x starts [0, 0] ends [4, 8] steps [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
   %odd = tfm.slice %x starts [0, 1] ends [4, 8] steps [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
   %n = tfm.neg %odd : tensor<4x4xf32>
@@ -59,8 +59,8 @@ func.func @odd_width(%x: tensor<4x7xf32>) -> tensor<4x7xf32> {
 // CHECK-LABEL: func.func @unsigned
 // CHECK-NOT: tfm.rope
 func.func @unsigned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %cos = tfm.constant dense<0.5> : tensor<4x8xf32>
-  %sin = tfm.constant dense<0.25> : tensor<4x8xf32>
+  %cos = tfm.constant dense<0.6> : tensor<4x8xf32>
+  %sin = tfm.constant dense<0.8> : tensor<4x8xf32>
   %lo = tfm.slice %x starts [0, 0] ends [4, 4] steps [1, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
   %hi = tfm.slice %x starts [0, 4] ends [4, 8] steps [1, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
   %r = tfm.concat %hi, %lo {axis = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
