@@ -1,5 +1,6 @@
 //===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Target/BundleEmitter.h"
 
@@ -16,7 +17,28 @@ static llvm::cl::list<std::string> inputShapes(
     llvm::cl::desc("Static shape for a graph input of --import-onnx, "
                    "NAME=D0xD1x... (binds dynamic dimensions)"));
 
+/// `--inspect-checkpoint FILE|DIR`: the LLaMA config, RoPE row order and
+/// tensors of a GGUF or safetensors checkpoint. Handled before
+/// mlirTranslateMain, which would read the input itself (a directory or a
+/// pipe must be refused by the checkpoint reader, not opened).
+static int inspectCheckpoint(llvm::StringRef path) {
+  auto ckpt = wafer::LlamaCheckpoint::open(path);
+  if (!ckpt) {
+    llvm::errs() << "error: " << llvm::toString(ckpt.takeError()) << "\n";
+    return 1;
+  }
+  ckpt->print(llvm::outs());
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "--inspect-checkpoint") {
+    if (argc != 3) {
+      llvm::errs() << "error: --inspect-checkpoint takes one FILE or DIR\n";
+      return 1;
+    }
+    return inspectCheckpoint(argv[2]);
+  }
   mlir::TranslateToMLIRRegistration importOnnx(
       "import-onnx", "Import an ONNX model as a tfm module",
       [](llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context)
