@@ -227,7 +227,13 @@ def spm_vocab(path, vocab_size):
 
 def write_gguf(path, config, tensors, dtype="f32", vocab=None, alignment=32):
     """tensors: GGUF name -> row-major float32 array."""
-    meta = gguf_metadata(config, vocab, alignment)
+    write_gguf_tensors(path, gguf_metadata(config, vocab, alignment), tensors,
+                       dtype, alignment)
+
+
+def write_gguf_tensors(path, meta, tensors, dtype="f32", alignment=32):
+    """Any GGUF: (key, type, value) metadata and name -> array tensors; 2-D
+    ones in `dtype`, the others F32."""
     infos, blobs, offset = [], [], 0
     for name, w in tensors.items():
         t = GGML_TYPES[dtype] if w.ndim == 2 else GGML_F32
