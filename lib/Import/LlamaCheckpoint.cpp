@@ -262,6 +262,20 @@ wafer::parseTensorName(CheckpointFormat format, llvm::StringRef stored) {
   return std::nullopt;
 }
 
+std::optional<LlamaTensorName> wafer::parseCanonicalName(llvm::StringRef name) {
+  int64_t layer = -1;
+  if (name.consume_front("layers.")) {
+    auto [number, rest] = name.split('.');
+    if (number.getAsInteger(10, layer) || layer < 0)
+      return std::nullopt;
+    name = rest;
+  }
+  for (const RoleNames &names : kRoles)
+    if (names.perLayer == (layer >= 0) && name == names.canonical)
+      return LlamaTensorName{names.role, layer};
+  return std::nullopt;
+}
+
 std::vector<int64_t> wafer::expectedShape(const LlamaConfig &c,
                                           LlamaRole role) {
   int64_t e = c.hiddenSize, q = c.numHeads * c.headDim,

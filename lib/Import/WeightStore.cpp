@@ -1,5 +1,6 @@
 //===- WeightStore.cpp - Weights by (file, name) from any checkpoint ------===//
 #include "wafer/Import/WeightStore.h"
+#include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/OnnxImporter.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -9,6 +10,7 @@ using namespace wafer;
 struct WeightStore::Impl {
   OnnxWeightStore onnx;
   llvm::StringMap<std::unique_ptr<Checkpoint>> checkpoints;
+  llvm::StringMap<std::unique_ptr<LlamaCheckpoint>> models;
 };
 
 WeightStore::WeightStore() : impl(std::make_unique<Impl>()) {}
@@ -44,5 +46,15 @@ llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
       return opened.takeError();
     ckpt = std::move(*opened);
   }
-  return ckpt->read(name);
+  std::optional<LlamaTensorName> role = parseCanonicalName(name);
+  if (!role || ckpt->find(name))
+    return ckpt->read(name);
+  std::unique_ptr<LlamaCheckpoint> &model = impl->models[file];
+  if (!model) {
+    auto opened = LlamaCheckpoint::open(file);
+    if (!opened)
+      return opened.takeError();
+    model = std::make_unique<LlamaCheckpoint>(std::move(*opened));
+  }
+  return model->read(*role, RopeOrder::RotateHalf);
 }

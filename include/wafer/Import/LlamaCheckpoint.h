@@ -48,6 +48,8 @@ struct LlamaTensorName {
 
 /// "token_embd", "layers.3.attn_q", ..., "output_norm", "output".
 std::string canonicalName(LlamaTensorName name);
+/// The inverse of canonicalName; nullopt for other names.
+std::optional<LlamaTensorName> parseCanonicalName(llvm::StringRef name);
 /// The role of a stored tensor name (GGUF "blk.3.attn_q.weight", Hugging
 /// Face "model.layers.3.self_attn.q_proj.weight"); nullopt for others.
 std::optional<LlamaTensorName> parseTensorName(CheckpointFormat format,

@@ -19,7 +19,10 @@ public:
   WeightStore();
   ~WeightStore();
   /// The tensor `name` as stored (GGUF q/k rows stay in pair order),
-  /// dequantised to float in row-major order.
+  /// dequantised to float in row-major order. In a checkpoint, a canonical
+  /// LLaMA name ("layers.0.attn_q", "output", ...) that is not a stored name
+  /// reads that role through LlamaCheckpoint: q/k rows in rotate-half order
+  /// whatever the format, "output" falling back to the tied embedding.
   llvm::Expected<WeightData> load(llvm::StringRef file, llvm::StringRef name);
 
 private:
