@@ -32,19 +32,24 @@ std::string wafer::printable(llvm::StringRef text) {
 
 llvm::StringRef wafer::typeName(TensorType type) {
   switch (type) {
-  case TensorType::F32: return "F32";
-  case TensorType::F16: return "F16";
-  case TensorType::BF16: return "BF16";
-  case TensorType::Q8_0: return "Q8_0";
-  case TensorType::Q4_0: return "Q4_0";
+  case TensorType::F32:
+    return "F32";
+  case TensorType::F16:
+    return "F16";
+  case TensorType::BF16:
+    return "BF16";
+  case TensorType::Q8_0:
+    return "Q8_0";
+  case TensorType::Q4_0:
+    return "Q4_0";
   }
   llvm_unreachable("unknown tensor type");
 }
 
 llvm::StringRef wafer::typeName(GgufType type) {
-  static const char *names[] = {"u8",   "i8",   "u16",    "i16", "u32",
-                                "i32",  "f32",  "bool",   "string",
-                                "array", "u64", "i64",    "f64"};
+  static const char *names[] = {"u8",  "i8",  "u16",  "i16",    "u32",
+                                "i32", "f32", "bool", "string", "array",
+                                "u64", "i64", "f64"};
   return names[static_cast<uint32_t>(type)];
 }
 
@@ -110,9 +115,9 @@ wafer::mapRegularFile(llvm::StringRef path) {
 
 llvm::Error Checkpoint::addTensor(TensorInfo info) {
   if (!index.try_emplace(info.name, infos.size()).second)
-    return checkpointError(filePaths[info.file],
-                           "tensor '" + printable(info.name) +
-                               "' appears twice");
+    return checkpointError(filePaths[info.file], "tensor '" +
+                                                     printable(info.name) +
+                                                     "' appears twice");
   infos.push_back(std::move(info));
   return llvm::Error::success();
 }
@@ -158,13 +163,12 @@ static float bf16ToFloat(uint16_t h) {
 llvm::Expected<WeightData> Checkpoint::read(llvm::StringRef name) const {
   const TensorInfo *info = find(name);
   if (!info)
-    return checkpointError(filePath,
-                           "has no tensor '" + printable(name) + "'");
+    return checkpointError(filePath, "has no tensor '" + printable(name) + "'");
   // The parsers checked that [offset, offset + bytes) lies in the file and
   // that `bytes` is what the type and shape need.
-  const uint8_t *p = reinterpret_cast<const uint8_t *>(
-                         files[info->file]->getBufferStart()) +
-                     info->offset;
+  const uint8_t *p =
+      reinterpret_cast<const uint8_t *>(files[info->file]->getBufferStart()) +
+      info->offset;
   int64_t n = info->elements();
   WeightData out{info->shape, std::vector<float>(size_t(n))};
   float *dst = out.values.data();

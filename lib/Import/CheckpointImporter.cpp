@@ -74,8 +74,8 @@ Value GraphBuilder::ropeTable(int64_t start, int64_t len, bool sine) {
       float exponent = float(2 * (j % half)) / float(d);
       float inv = float(1.0 / double(float(std::pow(c.ropeTheta, exponent))));
       float angle = float(double(inv) * double(p));
-      values.push_back(float(sine ? std::sin(double(angle))
-                                  : std::cos(double(angle))));
+      values.push_back(
+          float(sine ? std::sin(double(angle)) : std::cos(double(angle))));
     }
   auto type = f32({1, 1, len, d});
   return b.create<tfm::ConstantOp>(
@@ -101,8 +101,8 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen) {
       outputs.push_back(f32({1, kvh, total, d}));
       outputNames.push_back("present." + std::to_string(i) + "." + kv);
     }
-  auto func = b.create<func::FuncOp>(loc, "main",
-                                     b.getFunctionType(inputs, outputs));
+  auto func =
+      b.create<func::FuncOp>(loc, "main", b.getFunctionType(inputs, outputs));
   for (auto [i, name] : llvm::enumerate(inputNames))
     func.setArgAttr(i, "tfm.name", b.getStringAttr(name));
   SmallVector<Attribute> names;
@@ -179,8 +179,8 @@ wafer::importCheckpoint(llvm::StringRef path, MLIRContext *context,
                                      " tokens exceed the model's context "
                                      "length " +
                                      llvm::Twine(*context));
-  OwningOpRef<ModuleOp> module =
-      GraphBuilder(model->config(), path, context).build(options.seqLen, options.pastLen);
+  OwningOpRef<ModuleOp> module = GraphBuilder(model->config(), path, context)
+                                     .build(options.seqLen, options.pastLen);
   if (failed(verify(*module)))
     return checkpointError(path, "the built tfm module does not verify");
   return std::move(module);

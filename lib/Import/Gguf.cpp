@@ -15,6 +15,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <type_traits>
 
 using namespace wafer;
 
@@ -27,25 +28,39 @@ struct GgmlType {
   std::optional<TensorType> supported;
 };
 constexpr GgmlType kGgmlTypes[] = {
-    {0, "F32", TensorType::F32},    {1, "F16", TensorType::F16},
-    {2, "Q4_0", TensorType::Q4_0},  {3, "Q4_1", {}},
-    {6, "Q5_0", {}},                {7, "Q5_1", {}},
-    {8, "Q8_0", TensorType::Q8_0},  {9, "Q8_1", {}},
-    {10, "Q2_K", {}},               {11, "Q3_K", {}},
-    {12, "Q4_K", {}},               {13, "Q5_K", {}},
-    {14, "Q6_K", {}},               {15, "Q8_K", {}},
-    {16, "IQ2_XXS", {}},            {17, "IQ2_XS", {}},
-    {18, "IQ3_XXS", {}},            {19, "IQ1_S", {}},
-    {20, "IQ4_NL", {}},             {21, "IQ3_S", {}},
-    {22, "IQ2_S", {}},              {23, "IQ4_XS", {}},
-    {24, "I8", {}},                 {25, "I16", {}},
-    {26, "I32", {}},                {27, "I64", {}},
-    {28, "F64", {}},                {29, "IQ1_M", {}},
+    {0, "F32", TensorType::F32},
+    {1, "F16", TensorType::F16},
+    {2, "Q4_0", TensorType::Q4_0},
+    {3, "Q4_1", {}},
+    {6, "Q5_0", {}},
+    {7, "Q5_1", {}},
+    {8, "Q8_0", TensorType::Q8_0},
+    {9, "Q8_1", {}},
+    {10, "Q2_K", {}},
+    {11, "Q3_K", {}},
+    {12, "Q4_K", {}},
+    {13, "Q5_K", {}},
+    {14, "Q6_K", {}},
+    {15, "Q8_K", {}},
+    {16, "IQ2_XXS", {}},
+    {17, "IQ2_XS", {}},
+    {18, "IQ3_XXS", {}},
+    {19, "IQ1_S", {}},
+    {20, "IQ4_NL", {}},
+    {21, "IQ3_S", {}},
+    {22, "IQ2_S", {}},
+    {23, "IQ4_XS", {}},
+    {24, "I8", {}},
+    {25, "I16", {}},
+    {26, "I32", {}},
+    {27, "I64", {}},
+    {28, "F64", {}},
+    {29, "IQ1_M", {}},
     {30, "BF16", TensorType::BF16},
 };
 
-constexpr int kMaxDims = 4;        // GGML_MAX_DIMS
-constexpr int kMaxArrayDepth = 8;  // nested arrays are legal; bound them
+constexpr int kMaxDims = 4;       // GGML_MAX_DIMS
+constexpr int kMaxArrayDepth = 8; // nested arrays are legal; bound them
 constexpr uint32_t kDefaultAlignment = 32;
 
 } // namespace
@@ -89,6 +104,18 @@ private:
     pos += length;
     return llvm::Error::success();
   }
+  /// An integer of U's width, sign-extended when `isSigned`.
+  template <typename U>
+  llvm::Error readInt(GgufValue &out, bool isSigned, const llvm::Twine &what) {
+    U v;
+    if (llvm::Error e = read(v, what))
+      return e;
+    if (isSigned)
+      out.value = int64_t(std::make_signed_t<U>(v));
+    else
+      out.value = uint64_t(v);
+    return llvm::Error::success();
+  }
   llvm::Error readValue(GgufType type, GgufValue &out, llvm::StringRef key,
                         int depth);
   llvm::Error readTensorInfo(uint64_t index, uint64_t &relativeOffset);
@@ -105,14 +132,22 @@ llvm::Error GgufParser::readValue(GgufType type, GgufValue &out,
   std::string what = "metadata '" + printable(key) + "'";
   out.type = type;
   switch (type) {
-  case GgufType::U8: { uint8_t v; if (auto e = read(v, what)) return e; out.value = uint64_t(v); break; }
-  case GgufType::U16: { uint16_t v; if (auto e = read(v, what)) return e; out.value = uint64_t(v); break; }
-  case GgufType::U32: { uint32_t v; if (auto e = read(v, what)) return e; out.value = uint64_t(v); break; }
-  case GgufType::U64: { uint64_t v; if (auto e = read(v, what)) return e; out.value = v; break; }
-  case GgufType::I8: { uint8_t v; if (auto e = read(v, what)) return e; out.value = int64_t(int8_t(v)); break; }
-  case GgufType::I16: { uint16_t v; if (auto e = read(v, what)) return e; out.value = int64_t(int16_t(v)); break; }
-  case GgufType::I32: { uint32_t v; if (auto e = read(v, what)) return e; out.value = int64_t(int32_t(v)); break; }
-  case GgufType::I64: { uint64_t v; if (auto e = read(v, what)) return e; out.value = int64_t(v); break; }
+  case GgufType::U8:
+    return readInt<uint8_t>(out, false, what);
+  case GgufType::I8:
+    return readInt<uint8_t>(out, true, what);
+  case GgufType::U16:
+    return readInt<uint16_t>(out, false, what);
+  case GgufType::I16:
+    return readInt<uint16_t>(out, true, what);
+  case GgufType::U32:
+    return readInt<uint32_t>(out, false, what);
+  case GgufType::I32:
+    return readInt<uint32_t>(out, true, what);
+  case GgufType::U64:
+    return readInt<uint64_t>(out, false, what);
+  case GgufType::I64:
+    return readInt<uint64_t>(out, true, what);
   case GgufType::F32: {
     uint32_t v;
     if (auto e = read(v, what))
@@ -195,7 +230,8 @@ llvm::Error GgufParser::readTensorInfo(uint64_t index,
       return e;
     // Bounded by the file size once multiplied out, so int64 is plenty.
     if (dim == 0 || dim > (uint64_t(1) << 40) ||
-        __builtin_mul_overflow(elements, dim, &elements) || elements > (1ull << 48))
+        __builtin_mul_overflow(elements, dim, &elements) ||
+        elements > (1ull << 48))
       return checkpointError(path, tensor + " has an invalid dimension " +
                                        llvm::Twine(dim));
     info.shape.insert(info.shape.begin(), int64_t(dim));
@@ -214,9 +250,13 @@ llvm::Error GgufParser::readTensorInfo(uint64_t index,
                                      "BF16, Q8_0, Q4_0)");
   info.type = *known->supported;
   switch (info.type) {
-  case TensorType::F32: info.bytes = 4 * elements; break;
+  case TensorType::F32:
+    info.bytes = 4 * elements;
+    break;
   case TensorType::F16:
-  case TensorType::BF16: info.bytes = 2 * elements; break;
+  case TensorType::BF16:
+    info.bytes = 2 * elements;
+    break;
   case TensorType::Q8_0:
   case TensorType::Q4_0:
     if (info.shape.back() % 32)
@@ -263,8 +303,8 @@ llvm::Error GgufParser::run() {
     if (auto e = readValue(GgufType(type), value, key, 0))
       return e;
     if (!ckpt.metaIndex.try_emplace(key, ckpt.meta.size()).second)
-      return checkpointError(path, "metadata '" + printable(key) +
-                                       "' appears twice");
+      return checkpointError(path,
+                             "metadata '" + printable(key) + "' appears twice");
     ckpt.meta.emplace_back(key, std::move(value));
   }
 
@@ -290,14 +330,16 @@ llvm::Error GgufParser::run() {
   std::vector<size_t> order(offsets.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
-  llvm::sort(order, [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  llvm::sort(order,
+             [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
   const TensorInfo *previous = nullptr;
   uint64_t previousEnd = 0;
   for (size_t i : order) {
     TensorInfo &info = ckpt.infos[i];
     std::string tensor = "tensor '" + printable(info.name) + "'";
     if (offsets[i] % alignment)
-      return checkpointError(path, tensor + " offset " + llvm::Twine(offsets[i]) +
+      return checkpointError(path, tensor + " offset " +
+                                       llvm::Twine(offsets[i]) +
                                        " is not a multiple of the alignment " +
                                        llvm::Twine(alignment));
     uint64_t begin, end;

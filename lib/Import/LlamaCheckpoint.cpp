@@ -32,8 +32,7 @@ constexpr RoleNames kRoles[] = {
     {LlamaRole::FfnGate, true, "ffn_gate", "ffn_gate", "mlp.gate_proj"},
     {LlamaRole::FfnUp, true, "ffn_up", "ffn_up", "mlp.up_proj"},
     {LlamaRole::FfnDown, true, "ffn_down", "ffn_down", "mlp.down_proj"},
-    {LlamaRole::OutputNorm, false, "output_norm", "output_norm",
-     "model.norm"},
+    {LlamaRole::OutputNorm, false, "output_norm", "output_norm", "model.norm"},
     {LlamaRole::Output, false, "output", "output", "lm_head"},
 };
 
@@ -60,11 +59,15 @@ llvm::Error validate(llvm::StringRef path, LlamaConfig &c) {
                "vocabulary size must be positive");
   if (c.numHeads % c.numKVHeads)
     return bad(llvm::formatv("{0} attention heads are not a multiple of {1} "
-                             "KV heads", c.numHeads, c.numKVHeads).str());
+                             "KV heads",
+                             c.numHeads, c.numKVHeads)
+                   .str());
   if (c.headDim == 0) {
     if (c.hiddenSize % c.numHeads)
       return bad(llvm::formatv("hidden size {0} is not a multiple of {1} "
-                               "heads", c.hiddenSize, c.numHeads).str());
+                               "heads",
+                               c.hiddenSize, c.numHeads)
+                     .str());
     c.headDim = c.hiddenSize / c.numHeads;
   }
   if (c.headDim <= 0 || c.headDim % 2)
@@ -86,8 +89,9 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
     return checkpointError(path, "general.architecture is '" +
                                      printable(*arch->asString()) +
                                      "', not 'llama'");
-  auto integer = [&](llvm::StringRef key,
-                     std::optional<int64_t> fallback) -> llvm::Expected<int64_t> {
+  auto integer =
+      [&](llvm::StringRef key,
+          std::optional<int64_t> fallback) -> llvm::Expected<int64_t> {
     const GgufValue *v = gguf.metadataValue(key);
     if (!v && fallback)
       return *fallback;
@@ -96,7 +100,8 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
                                        (v ? "not an integer" : "missing"));
     return *v->asInt();
   };
-  auto real = [&](llvm::StringRef key, double fallback) -> llvm::Expected<double> {
+  auto real = [&](llvm::StringRef key,
+                  double fallback) -> llvm::Expected<double> {
     const GgufValue *v = gguf.metadataValue(key);
     if (!v)
       return fallback;
@@ -119,8 +124,7 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
     return std::move(e);
   if (auto e = read(c.numHeads, "llama.attention.head_count", {}))
     return std::move(e);
-  if (auto e = read(c.numKVHeads, "llama.attention.head_count_kv",
-                    c.numHeads))
+  if (auto e = read(c.numKVHeads, "llama.attention.head_count_kv", c.numHeads))
     return std::move(e);
   if (auto e = read(c.intermediateSize, "llama.feed_forward_length", {}))
     return std::move(e);
@@ -165,10 +169,12 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
   const llvm::json::Object *o = parsed->getAsObject();
   if (!o)
     return checkpointError(path, "is not a JSON object");
-  bool llama = o->getString("model_type") == std::optional<llvm::StringRef>("llama");
+  bool llama =
+      o->getString("model_type") == std::optional<llvm::StringRef>("llama");
   if (const llvm::json::Array *archs = o->getArray("architectures"))
     for (const llvm::json::Value &a : *archs)
-      llama |= a.getAsString() == std::optional<llvm::StringRef>("LlamaForCausalLM");
+      llama |=
+          a.getAsString() == std::optional<llvm::StringRef>("LlamaForCausalLM");
   if (!llama)
     return checkpointError(
         path, "model_type is '" +
@@ -191,8 +197,8 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
       return llvm::Error::success();
     }
     if (!v || !v->getAsInteger())
-      return checkpointError(path, key + " is " +
-                                       (v ? "not an integer" : "missing"));
+      return checkpointError(path,
+                             key + " is " + (v ? "not an integer" : "missing"));
     out = *v->getAsInteger();
     return llvm::Error::success();
   };
@@ -243,8 +249,8 @@ std::string wafer::storedName(CheckpointFormat format, LlamaTensorName name) {
   return base + ".weight";
 }
 
-std::optional<LlamaTensorName>
-wafer::parseTensorName(CheckpointFormat format, llvm::StringRef stored) {
+std::optional<LlamaTensorName> wafer::parseTensorName(CheckpointFormat format,
+                                                      llvm::StringRef stored) {
   if (!stored.consume_back(".weight"))
     return std::nullopt;
   bool gguf = format == CheckpointFormat::Gguf;
@@ -282,17 +288,24 @@ std::vector<int64_t> wafer::expectedShape(const LlamaConfig &c,
           kv = c.numKVHeads * c.headDim, f = c.intermediateSize;
   switch (role) {
   case LlamaRole::TokenEmbd:
-  case LlamaRole::Output: return {c.vocabSize, e};
+  case LlamaRole::Output:
+    return {c.vocabSize, e};
   case LlamaRole::AttnNorm:
   case LlamaRole::FfnNorm:
-  case LlamaRole::OutputNorm: return {e};
-  case LlamaRole::AttnQ: return {q, e};
+  case LlamaRole::OutputNorm:
+    return {e};
+  case LlamaRole::AttnQ:
+    return {q, e};
   case LlamaRole::AttnK:
-  case LlamaRole::AttnV: return {kv, e};
-  case LlamaRole::AttnOutput: return {e, q};
+  case LlamaRole::AttnV:
+    return {kv, e};
+  case LlamaRole::AttnOutput:
+    return {e, q};
   case LlamaRole::FfnGate:
-  case LlamaRole::FfnUp: return {f, e};
-  case LlamaRole::FfnDown: return {e, f};
+  case LlamaRole::FfnUp:
+    return {f, e};
+  case LlamaRole::FfnDown:
+    return {e, f};
   }
   llvm_unreachable("unknown role");
 }
@@ -349,7 +362,8 @@ llvm::Expected<LlamaCheckpoint> LlamaCheckpoint::open(llvm::StringRef path) {
   const LlamaConfig &cfg = result.cfg;
 
   for (const TensorInfo &info : c.tensors()) {
-    std::optional<LlamaTensorName> name = parseTensorName(c.format(), info.name);
+    std::optional<LlamaTensorName> name =
+        parseTensorName(c.format(), info.name);
     if (name && name->layer >= cfg.numLayers)
       return checkpointError(c.filePaths[info.file],
                              llvm::formatv("tensor '{0}' is for layer {1}, but "
@@ -366,11 +380,10 @@ llvm::Expected<LlamaCheckpoint> LlamaCheckpoint::open(llvm::StringRef path) {
                                        canonicalName(name) + ")");
     std::vector<int64_t> expected = expectedShape(cfg, name.role);
     if (info->shape != expected)
-      return checkpointError(c.filePaths[info->file],
-                             "tensor '" + stored + "' has shape " +
-                                 shapeText(info->shape) + ", but " +
-                                 result.configPath + " implies " +
-                                 shapeText(expected));
+      return checkpointError(
+          c.filePaths[info->file],
+          "tensor '" + stored + "' has shape " + shapeText(info->shape) +
+              ", but " + result.configPath + " implies " + shapeText(expected));
     result.roles.push_back({name, info});
     return llvm::Error::success();
   };
@@ -395,7 +408,8 @@ const LlamaCheckpoint::Tensor *
 LlamaCheckpoint::find(LlamaTensorName name) const {
   if (name.role == LlamaRole::Output && cfg.tiedEmbeddings)
     name = {LlamaRole::TokenEmbd};
-  auto it = llvm::find_if(roles, [&](const Tensor &t) { return t.name == name; });
+  auto it =
+      llvm::find_if(roles, [&](const Tensor &t) { return t.name == name; });
   return it == roles.end() ? nullptr : &*it;
 }
 
@@ -410,11 +424,14 @@ llvm::Expected<WeightData> LlamaCheckpoint::read(LlamaTensorName name,
     return data.takeError();
   bool rotates = name.role == LlamaRole::AttnQ || name.role == LlamaRole::AttnK;
   if (rotates && order != ropeOrder()) {
-    int64_t heads = name.role == LlamaRole::AttnQ ? cfg.numHeads : cfg.numKVHeads;
+    int64_t heads =
+        name.role == LlamaRole::AttnQ ? cfg.numHeads : cfg.numKVHeads;
     if (order == RopeOrder::RotateHalf)
-      permutePairsToRotateHalf(data->values, heads, cfg.headDim, cfg.hiddenSize);
+      permutePairsToRotateHalf(data->values, heads, cfg.headDim,
+                               cfg.hiddenSize);
     else
-      permuteRotateHalfToPairs(data->values, heads, cfg.headDim, cfg.hiddenSize);
+      permuteRotateHalfToPairs(data->values, heads, cfg.headDim,
+                               cfg.hiddenSize);
   }
   return data;
 }
@@ -436,13 +453,16 @@ void LlamaCheckpoint::print(llvm::raw_ostream &os) const {
   if (c.bosId)
     os << ", bos " << *c.bosId;
   if (!c.eosIds.empty())
-    os << ", eos " << llvm::join(llvm::map_range(c.eosIds, [](int64_t id) {
-            return std::to_string(id);
-          }), " ");
+    os << ", eos "
+       << llvm::join(
+              llvm::map_range(c.eosIds,
+                              [](int64_t id) { return std::to_string(id); }),
+              " ");
   if (c.maxContext)
     os << ", max_context " << *c.maxContext;
   os << "\n";
   for (const Tensor &t : roles)
-    os << "tensor " << canonicalName(t.name) << " '" << printable(t.info->name) << "' "
-       << shapeText(t.info->shape) << " " << typeName(t.info->type) << "\n";
+    os << "tensor " << canonicalName(t.name) << " '" << printable(t.info->name)
+       << "' " << shapeText(t.info->shape) << " " << typeName(t.info->type)
+       << "\n";
 }

@@ -258,8 +258,8 @@ Checkpoint::openSafetensors(llvm::StringRef path) {
                                    "model.safetensors");
   } else {
     dir = llvm::sys::path::parent_path(path);
-    error = path.ends_with(".json") ? parser.addIndex(path)
-                                    : parser.addFile(path);
+    error =
+        path.ends_with(".json") ? parser.addIndex(path) : parser.addFile(path);
   }
   if (error)
     return std::move(error);

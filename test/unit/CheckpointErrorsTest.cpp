@@ -32,7 +32,9 @@ struct Gguf {
   void kvString(llvm::StringRef key, llvm::StringRef value) {
     str(key), u32(8), str(value);
   }
-  void kvU32(llvm::StringRef key, uint32_t value) { str(key), u32(4), u32(value); }
+  void kvU32(llvm::StringRef key, uint32_t value) {
+    str(key), u32(4), u32(value);
+  }
   /// dims innermost first, as GGUF stores them.
   void tensor(llvm::StringRef name, std::vector<uint64_t> dims, uint32_t type,
               uint64_t offset) {
@@ -93,7 +95,8 @@ TEST_F(CheckpointErrors, GgufTruncatedAnywhere) {
   std::string whole = llamaGguf().withData(256);
   // Every cut inside the header or the data is an error, never a crash.
   for (size_t cut = 0; cut < whole.size(); cut += 3) {
-    std::string path = write("cut.gguf", llvm::StringRef(whole).take_front(cut));
+    std::string path =
+        write("cut.gguf", llvm::StringRef(whole).take_front(cut));
     auto ckpt = Checkpoint::openGguf(path);
     ASSERT_FALSE(bool(ckpt)) << cut;
     std::string message = llvm::toString(ckpt.takeError());
@@ -191,23 +194,27 @@ TEST_F(CheckpointErrors, SafetensorsHeader) {
   EXPECT_EQ(error(path).rfind(path + ": header is not valid JSON: ", 0), 0u);
   expectError(write("dtype.safetensors",
                     safetensors(R"({"w":{"dtype":"I64","shape":[2],)"
-                                R"("data_offsets":[0,16]}})", 16)),
+                                R"("data_offsets":[0,16]}})",
+                                16)),
               "tensor 'w' has dtype 'I64', which is not supported (F32, F16, "
               "BF16)");
   expectError(write("range.safetensors",
                     safetensors(R"({"w":{"dtype":"F32","shape":[4],)"
-                                R"("data_offsets":[0,16]}})", 8)),
+                                R"("data_offsets":[0,16]}})",
+                                8)),
               "tensor 'w' data_offsets [0, 16) lie past the end of the data "
               "(8 bytes): tensor data short");
   expectError(write("size.safetensors",
                     safetensors(R"({"w":{"dtype":"F16","shape":[4],)"
-                                R"("data_offsets":[0,16]}})", 16)),
+                                R"("data_offsets":[0,16]}})",
+                                16)),
               "tensor 'w' data_offsets [0, 16) hold 16 bytes, but shape [4] "
               "of F16 needs 8");
   expectError(write("overlap.safetensors",
                     safetensors(R"({"a":{"dtype":"F32","shape":[2],)"
                                 R"("data_offsets":[0,8]},"b":{"dtype":"F32",)"
-                                R"("shape":[2],"data_offsets":[4,12]}})", 12)),
+                                R"("shape":[2],"data_offsets":[4,12]}})",
+                                12)),
               "tensor 'b' overlaps tensor 'a'");
   expectError(write("noconfig.safetensors", safetensors("{}", 0)),
               "has no config.json next to the weights (needed for the "
@@ -219,9 +226,10 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
                             R"({"weight_map":{"w":"model-2.safetensors"}})");
   expectError(index, "shard 'model-2.safetensors' named in weight_map is "
                      "missing");
-  expectError(write("escape.json", R"({"weight_map":{"w":"../x.safetensors"}})"),
-              "shard '../x.safetensors' must be a file name in the index's "
-              "directory");
+  expectError(
+      write("escape.json", R"({"weight_map":{"w":"../x.safetensors"}})"),
+      "shard '../x.safetensors' must be a file name in the index's "
+      "directory");
   std::string shard = dir + "/model-2.safetensors";
   ASSERT_FALSE(llvm::sys::fs::create_directory(shard));
   EXPECT_EQ(error(index), shard + ": is a directory, not a checkpoint file");
@@ -231,20 +239,23 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
   write("model-2.safetensors",
         safetensors(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                     R"("model.embed_tokens.weight":{"dtype":"F32",)"
-                    R"("shape":[4,3],"data_offsets":[4,52]}})", 52));
+                    R"("shape":[4,3],"data_offsets":[4,52]}})",
+                    52));
   write("model.safetensors.index.json",
         R"({"weight_map":{"w":"model-2.safetensors",)"
         R"("model.embed_tokens.weight":"model-2.safetensors"}})");
   std::string config = dir + "/config.json";
   write("config.json", R"({"model_type":"gpt2","hidden_size":4})");
-  EXPECT_EQ(error(index), config + ": model_type is 'gpt2' and architectures "
-                                   "has no LlamaForCausalLM: not a llama model");
+  EXPECT_EQ(error(index), config +
+                              ": model_type is 'gpt2' and architectures "
+                              "has no LlamaForCausalLM: not a llama model");
   write("config.json", R"({"model_type":"llama","hidden_size":4,)"
                        R"("num_hidden_layers":1,"num_attention_heads":2,)"
                        R"("intermediate_size":8,"vocab_size":3})");
-  EXPECT_EQ(error(dir), shard + ": tensor 'model.embed_tokens.weight' has "
-                                "shape [4, 3], but " + config +
-                            " implies [3, 4]");
+  EXPECT_EQ(error(dir), shard +
+                            ": tensor 'model.embed_tokens.weight' has "
+                            "shape [4, 3], but " +
+                            config + " implies [3, 4]");
 }
 
 TEST_F(CheckpointErrors, NotRegularFiles) {

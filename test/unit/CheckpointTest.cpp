@@ -39,7 +39,8 @@ protected:
     llvm::SmallString<128> path;
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("wafer-ckpt", path));
     dir = path.str().str();
-    std::string command = "PYTHONPATH=" WAFER_SOURCE_DIR "/python /usr/bin/python3 " WAFER_SOURCE_DIR
+    std::string command = "PYTHONPATH=" WAFER_SOURCE_DIR
+                          "/python /usr/bin/python3 " WAFER_SOURCE_DIR
                           "/test/unit/make_checkpoints.py " +
                           dir;
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -83,13 +84,25 @@ TEST_F(CheckpointTest, GgufDecodesEveryTypeLikeNumpy) {
             (std::vector<int64_t>{64, 172}));
 }
 
+TEST_F(CheckpointTest, GgufVersion2) {
+  // v2 has v3's layout (v3 only marks the byte order): patch the version.
+  auto v3 = llvm::MemoryBuffer::getFile(at("tiny_q4_0.gguf"));
+  ASSERT_TRUE(bool(v3));
+  std::string bytes = (*v3)->getBuffer().str();
+  ASSERT_EQ(bytes[4], 3);
+  bytes[4] = 2;
+  std::ofstream(at("v2.gguf"), std::ios::binary) << bytes;
+  expectMatchesReference(at("v2.gguf"), at("tiny_q4_0.npz"));
+}
+
 TEST_F(CheckpointTest, QuantisationErrorWithinBlockBounds) {
   auto exact = Checkpoint::openGguf(at("tiny_f32.gguf"));
   ASSERT_TRUE(bool(exact));
   // Q8_0 rounds to d / 2 with d = amax / 127; Q4_0 to d = amax / 8.
   for (auto [type, bound] : {std::pair<const char *, float>{"q8_0", 1.0f / 127},
                              {"q4_0", 1.0f / 7.9f}}) {
-    auto quant = Checkpoint::openGguf(at(std::string("tiny_") + type + ".gguf"));
+    auto quant =
+        Checkpoint::openGguf(at(std::string("tiny_") + type + ".gguf"));
     ASSERT_TRUE(bool(quant));
     for (const TensorInfo &info : (*exact)->tensors()) {
       WeightData a = llvm::cantFail((*exact)->read(info.name));
@@ -116,9 +129,12 @@ TEST_F(CheckpointTest, GgufMetadataAndVocabulary) {
             std::optional<int64_t>(64));
   EXPECT_EQ((*ckpt)->metadataValue("tokenizer.ggml.model")->asString(),
             std::optional<llvm::StringRef>("llama"));
-  const auto *tokens = (*ckpt)->metadataValue("tokenizer.ggml.tokens")->asArray();
-  const auto *scores = (*ckpt)->metadataValue("tokenizer.ggml.scores")->asArray();
-  const auto *types = (*ckpt)->metadataValue("tokenizer.ggml.token_type")->asArray();
+  const auto *tokens =
+      (*ckpt)->metadataValue("tokenizer.ggml.tokens")->asArray();
+  const auto *scores =
+      (*ckpt)->metadataValue("tokenizer.ggml.scores")->asArray();
+  const auto *types =
+      (*ckpt)->metadataValue("tokenizer.ggml.token_type")->asArray();
   ASSERT_TRUE(tokens && scores && types);
   // The pieces as python3-sentencepiece lists them.
   std::ifstream pieces(at("spm_pieces.txt"));
@@ -131,7 +147,8 @@ TEST_F(CheckpointTest, GgufMetadataAndVocabulary) {
     EXPECT_EQ((*tokens)[i].asString(), std::optional<llvm::StringRef>(piece));
     EXPECT_EQ((*scores)[i].type, GgufType::F32);
     EXPECT_EQ(*(*scores)[i].asFloat(), std::stod(score.str())) << i;
-    EXPECT_EQ((*types)[i].asInt(), std::optional<int64_t>(std::stoi(kind.str())));
+    EXPECT_EQ((*types)[i].asInt(),
+              std::optional<int64_t>(std::stoi(kind.str())));
   }
   EXPECT_EQ(i, 256u);
   EXPECT_EQ(tokens->size(), 256u);
@@ -143,7 +160,8 @@ TEST_F(CheckpointTest, SafetensorsSingleAndSharded) {
   expectMatchesReference(at("hf"), at("hf.npz"));
   expectMatchesReference(at("hf/model.safetensors"), at("hf.npz"));
   expectMatchesReference(at("hf3"), at("hf3.npz"));
-  auto sharded = Checkpoint::openSafetensors(at("hf3/model.safetensors.index.json"));
+  auto sharded =
+      Checkpoint::openSafetensors(at("hf3/model.safetensors.index.json"));
   ASSERT_TRUE(bool(sharded));
   EXPECT_EQ((*sharded)->files.size(), 3u);
   EXPECT_EQ((*sharded)->find("lm_head.weight")->type, TensorType::BF16);
@@ -193,25 +211,30 @@ TEST_F(CheckpointTest, RopeRowOrderAgreesAcrossFormats) {
   EXPECT_EQ(hf->ropeOrder(), RopeOrder::RotateHalf);
   for (const LlamaCheckpoint::Tensor &t : hf->tensors()) {
     SCOPED_TRACE(canonicalName(t.name));
-    bool rotates = t.name.role == LlamaRole::AttnQ || t.name.role == LlamaRole::AttnK;
+    bool rotates =
+        t.name.role == LlamaRole::AttnQ || t.name.role == LlamaRole::AttnK;
     // Same torch weights: equal after the pair -> rotate-half permutation,
     // different before it (q and k only).
     WeightData a = llvm::cantFail(gguf->read(t.name, RopeOrder::RotateHalf));
     WeightData b = llvm::cantFail(hf->read(t.name, RopeOrder::RotateHalf));
     EXPECT_EQ(a.shape, b.shape);
     EXPECT_EQ(a.values, b.values);
-    WeightData rawPairs = llvm::cantFail(gguf->read(t.name, RopeOrder::AdjacentPairs));
+    WeightData rawPairs =
+        llvm::cantFail(gguf->read(t.name, RopeOrder::AdjacentPairs));
     EXPECT_EQ(rawPairs.values == b.values, !rotates);
-    WeightData hfPairs = llvm::cantFail(hf->read(t.name, RopeOrder::AdjacentPairs));
+    WeightData hfPairs =
+        llvm::cantFail(hf->read(t.name, RopeOrder::AdjacentPairs));
     EXPECT_EQ(hfPairs.values, rawPairs.values);
   }
 }
 
 TEST(CheckpointNames, BothSchemesMapToOneRole) {
-  for (CheckpointFormat format : {CheckpointFormat::Gguf, CheckpointFormat::Safetensors})
+  for (CheckpointFormat format :
+       {CheckpointFormat::Gguf, CheckpointFormat::Safetensors})
     for (int r = 0; r <= int(LlamaRole::Output); ++r) {
       LlamaRole role = LlamaRole(r);
-      bool perLayer = role != LlamaRole::TokenEmbd && role != LlamaRole::OutputNorm &&
+      bool perLayer = role != LlamaRole::TokenEmbd &&
+                      role != LlamaRole::OutputNorm &&
                       role != LlamaRole::Output;
       LlamaTensorName name{role, perLayer ? 7 : -1};
       auto parsed = parseTensorName(format, storedName(format, name));
@@ -228,7 +251,8 @@ TEST(CheckpointNames, BothSchemesMapToOneRole) {
   EXPECT_EQ(canonicalName({LlamaRole::FfnDown, 2}), "layers.2.ffn_down");
   EXPECT_FALSE(parseTensorName(F::Gguf, "rope_freqs.weight"));
   EXPECT_FALSE(parseTensorName(F::Gguf, "blk.x.attn_q.weight"));
-  EXPECT_FALSE(parseTensorName(F::Safetensors, "model.layers.0.self_attn.rotary_emb.inv_freq"));
+  EXPECT_FALSE(parseTensorName(F::Safetensors,
+                               "model.layers.0.self_attn.rotary_emb.inv_freq"));
   EXPECT_FALSE(parseTensorName(F::Safetensors, "blk.0.attn_q.weight"));
 }
 

@@ -49,7 +49,19 @@ struct TensorInfo {
 
 /// The GGUF metadata value types (the numbering is the format's).
 enum class GgufType : uint32_t {
-  U8 = 0, I8, U16, I16, U32, I32, F32, Bool, String, Array, U64, I64, F64
+  U8 = 0,
+  I8,
+  U16,
+  I16,
+  U32,
+  I32,
+  F32,
+  Bool,
+  String,
+  Array,
+  U64,
+  I64,
+  F64
 };
 llvm::StringRef typeName(GgufType type);
 
@@ -89,8 +101,7 @@ public:
   openSafetensors(llvm::StringRef path);
   /// Either, by magic bytes (GGUF) or by being a directory / .json /
   /// safetensors header.
-  static llvm::Expected<std::unique_ptr<Checkpoint>>
-  open(llvm::StringRef path);
+  static llvm::Expected<std::unique_ptr<Checkpoint>> open(llvm::StringRef path);
 
   CheckpointFormat format() const { return fmt; }
   llvm::StringRef path() const { return filePath; }

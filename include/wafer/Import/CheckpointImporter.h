@@ -1,4 +1,4 @@
-//===- CheckpointImporter.h - LLaMA checkpoints to raised tfm ----*- C++ -*-===//
+//===- CheckpointImporter.h - LLaMA checkpoints to raised tfm ---*- C++ -*-===//
 #ifndef WAFER_IMPORT_CHECKPOINTIMPORTER_H
 #define WAFER_IMPORT_CHECKPOINTIMPORTER_H
 

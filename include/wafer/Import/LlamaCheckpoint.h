@@ -1,4 +1,4 @@
-//===- LlamaCheckpoint.h - LLaMA hyperparameters and tensor roles -*- C++ -*-===//
+//===- LlamaCheckpoint.h - LLaMA config and tensor roles --------*- C++ -*-===//
 //
 // A LLaMA model on top of a Checkpoint: hyperparameters from GGUF metadata or
 // a Hugging Face config.json, every tensor mapped from either naming scheme
@@ -33,8 +33,18 @@ llvm::Expected<LlamaConfig> readHfConfig(llvm::StringRef path,
                                          llvm::StringRef text);
 
 enum class LlamaRole {
-  TokenEmbd, AttnNorm, AttnQ, AttnK, AttnV, AttnOutput,
-  FfnNorm, FfnGate, FfnUp, FfnDown, OutputNorm, Output
+  TokenEmbd,
+  AttnNorm,
+  AttnQ,
+  AttnK,
+  AttnV,
+  AttnOutput,
+  FfnNorm,
+  FfnGate,
+  FfnUp,
+  FfnDown,
+  OutputNorm,
+  Output
 };
 
 /// A role, and its layer for per-layer roles (-1 otherwise).
@@ -89,8 +99,8 @@ public:
   const Tensor *find(LlamaTensorName name) const;
   /// Reads a role's tensor; q and k rows come in `order` (the checkpoint's
   /// own order is ropeOrder()). A tied Output reads the embedding.
-  llvm::Expected<WeightData> read(LlamaTensorName name,
-                                  RopeOrder order = RopeOrder::RotateHalf) const;
+  llvm::Expected<WeightData>
+  read(LlamaTensorName name, RopeOrder order = RopeOrder::RotateHalf) const;
   RopeOrder ropeOrder() const { return ckpt->ropeOrder(); }
 
   /// The config, RoPE order and every role (canonical name, stored name,

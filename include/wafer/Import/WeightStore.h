@@ -1,4 +1,4 @@
-//===- WeightStore.h - Weights by (file, name) from any checkpoint -*- C++ -*-===//
+//===- WeightStore.h - Weights from any checkpoint --------------*- C++ -*-===//
 //
 // What `tfm.weight "name" from "file"` refers to: an ONNX initializer, a GGUF
 // tensor or a safetensors tensor (a file, an index json or a Hugging Face
