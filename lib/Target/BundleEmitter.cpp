@@ -1,7 +1,7 @@
 //===- BundleEmitter.cpp - core.program to runtime program ----------------===//
 #include "wafer/Target/BundleEmitter.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
-#include "wafer/Import/OnnxImporter.h"
+#include "wafer/Import/WeightStore.h"
 #include "wafer/Runtime/Bundle.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -238,7 +238,7 @@ private:
 
   core::ProgramOp program;
   llvm::StringMap<int32_t> bufferIndex, channelIndex;
-  OnnxWeightStore weights;
+  WeightStore weights;
 };
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Import/OnnxImporter.h"
+#include "wafer/Import/WeightStore.h"
 #include "wafer/Runtime/NDArray.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -134,7 +135,7 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
     }
   }
 
-  OnnxWeightStore store;
+  WeightStore store;
   std::string moduleDir = sys::path::parent_path(modelPath).str();
   auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
     auto weight = cast<tfm::WeightOp>(op);

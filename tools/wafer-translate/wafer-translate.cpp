@@ -1,22 +1,105 @@
 //===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Import/CheckpointImporter.h"
+#include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Target/BundleEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 static llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape for a graph input of --import-onnx, "
                    "NAME=D0xD1x... (binds dynamic dimensions)"));
 
+/// The checkpoint commands: `--inspect-checkpoint FILE|DIR` prints the LLaMA
+/// config, RoPE row order and tensors; `--import-gguf FILE` and
+/// `--import-safetensors FILE|DIR` with `--seq-len N` or `--past-len N`
+/// print the raised tfm module. Handled before mlirTranslateMain, which would
+/// open the input itself (a directory or a pipe must be refused by the
+/// checkpoint reader, not read). nullopt when the command line has none.
+static std::optional<int> checkpointMain(int argc, char **argv) {
+  static const char *const flags[] = {"inspect-checkpoint", "import-gguf",
+                                      "import-safetensors"};
+  bool ours = false;
+  for (int i = 1; i < argc; ++i)
+    for (const char *flag : flags) {
+      llvm::StringRef arg = llvm::StringRef(argv[i]).ltrim('-');
+      ours |= arg == flag || arg.starts_with(std::string(flag) + "=");
+    }
+  if (!ours)
+    return std::nullopt;
+  llvm::cl::opt<std::string> inspect(
+      llvm::StringRef(flags[0]), llvm::cl::desc("Print a checkpoint's config and tensors"));
+  llvm::cl::opt<std::string> gguf(
+      llvm::StringRef(flags[1]), llvm::cl::desc("Build the tfm module of a GGUF checkpoint"));
+  llvm::cl::opt<std::string> safetensors(
+      llvm::StringRef(flags[2]), llvm::cl::desc("Build the tfm module of a safetensors "
+                               "checkpoint (file, index json or directory)"));
+  llvm::cl::opt<int64_t> seqLen("seq-len",
+                                llvm::cl::desc("Prefill length"),
+                                llvm::cl::init(0));
+  llvm::cl::opt<int64_t> pastLen("past-len",
+                                 llvm::cl::desc("Decode: cached tokens"),
+                                 llvm::cl::init(0));
+  llvm::cl::opt<std::string> output("o", llvm::cl::desc("Output file"),
+                                    llvm::cl::init("-"));
+  llvm::cl::ParseCommandLineOptions(argc, argv, "wafer checkpoint tools\n");
+  auto failWith = [](llvm::Error error) {
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+    return 1;
+  };
+  if (!inspect.empty() + !gguf.empty() + !safetensors.empty() != 1) {
+    llvm::errs() << "error: give one of --inspect-checkpoint, --import-gguf "
+                    "and --import-safetensors\n";
+    return 1;
+  }
+  if (!inspect.empty()) {
+    auto ckpt = wafer::LlamaCheckpoint::open(inspect);
+    if (!ckpt)
+      return failWith(ckpt.takeError());
+    ckpt->print(llvm::outs());
+    return 0;
+  }
+  std::string path = gguf.empty() ? safetensors : gguf;
+  auto kind = wafer::Checkpoint::open(path);
+  if (!kind)
+    return failWith(kind.takeError());
+  bool isGguf = (*kind)->format() == wafer::CheckpointFormat::Gguf;
+  if (isGguf != !gguf.empty()) {
+    llvm::errs() << "error: " << path << ": is "
+                 << (isGguf ? "a GGUF file (use --import-gguf)"
+                            : "a safetensors checkpoint (use "
+                              "--import-safetensors)")
+                 << "\n";
+    return 1;
+  }
+  mlir::MLIRContext context;
+  auto module = wafer::importCheckpoint(path, &context, {seqLen, pastLen});
+  if (!module)
+    return failWith(module.takeError());
+  std::string message;
+  auto file = mlir::openOutputFile(output, &message);
+  if (!file) {
+    llvm::errs() << "error: " << output << ": " << message << "\n";
+    return 1;
+  }
+  (*module)->print(file->os());
+  file->keep();
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (std::optional<int> result = checkpointMain(argc, argv))
+    return *result;
   mlir::TranslateToMLIRRegistration importOnnx(
       "import-onnx", "Import an ONNX model as a tfm module",
       [](llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context)

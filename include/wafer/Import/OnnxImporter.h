@@ -2,6 +2,8 @@
 #ifndef WAFER_IMPORT_ONNXIMPORTER_H
 #define WAFER_IMPORT_ONNXIMPORTER_H
 
+#include "wafer/Import/Checkpoint.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -37,12 +39,6 @@ llvm::Error parseInputShape(llvm::StringRef text, OnnxImportOptions &options);
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
                const OnnxImportOptions &options = {});
-
-/// A weight read from its store.
-struct WeightData {
-  std::vector<int64_t> shape;
-  std::vector<float> values;
-};
 
 /// Reads initializers from ONNX files (external data is memory-mapped),
 /// parsing each file once.

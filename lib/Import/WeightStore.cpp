@@ -1,0 +1,60 @@
+//===- WeightStore.cpp - Weights by (file, name) from any checkpoint ------===//
+#include "wafer/Import/WeightStore.h"
+#include "wafer/Import/LlamaCheckpoint.h"
+#include "wafer/Import/OnnxImporter.h"
+
+#include "llvm/Support/FileSystem.h"
+
+using namespace wafer;
+
+struct WeightStore::Impl {
+  OnnxWeightStore onnx;
+  llvm::StringMap<std::unique_ptr<Checkpoint>> checkpoints;
+  llvm::StringMap<std::unique_ptr<LlamaCheckpoint>> models;
+};
+
+WeightStore::WeightStore() : impl(std::make_unique<Impl>()) {}
+WeightStore::~WeightStore() = default;
+
+/// Whether `file` is a checkpoint rather than an ONNX model: decided by
+/// what the file is, not trusted from its name alone.
+static bool isCheckpoint(llvm::StringRef file) {
+  if (llvm::sys::fs::is_directory(file) || file.ends_with(".json") ||
+      file.ends_with(".safetensors") || file.ends_with(".gguf"))
+    return true;
+  if (!llvm::sys::fs::is_regular_file(file))
+    return false; // ONNX's reader reports it
+  char magic[4] = {};
+  int fd;
+  if (llvm::sys::fs::openFileForRead(file, fd))
+    return false;
+  auto read = llvm::sys::fs::readNativeFileSlice(
+      llvm::sys::fs::convertFDToNativeFile(fd), llvm::MutableArrayRef(magic),
+      0);
+  llvm::sys::fs::closeFile(fd);
+  return read && *read == 4 && llvm::StringRef(magic, 4) == "GGUF";
+}
+
+llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
+                                             llvm::StringRef name) {
+  if (!isCheckpoint(file))
+    return impl->onnx.load(file, name);
+  std::unique_ptr<Checkpoint> &ckpt = impl->checkpoints[file];
+  if (!ckpt) {
+    auto opened = Checkpoint::open(file);
+    if (!opened)
+      return opened.takeError();
+    ckpt = std::move(*opened);
+  }
+  std::optional<LlamaTensorName> role = parseCanonicalName(name);
+  if (!role || ckpt->find(name))
+    return ckpt->read(name);
+  std::unique_ptr<LlamaCheckpoint> &model = impl->models[file];
+  if (!model) {
+    auto opened = LlamaCheckpoint::open(file);
+    if (!opened)
+      return opened.takeError();
+    model = std::make_unique<LlamaCheckpoint>(std::move(*opened));
+  }
+  return model->read(*role, RopeOrder::RotateHalf);
+}
