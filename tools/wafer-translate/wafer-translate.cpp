@@ -1,4 +1,6 @@
 //===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
+#include "TokenizeTool.h"
+
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Target/BundleEmitter.h"
@@ -17,6 +19,8 @@ static llvm::cl::list<std::string> inputShapes(
                    "NAME=D0xD1x... (binds dynamic dimensions)"));
 
 int main(int argc, char **argv) {
+  if (wafer::isTokenizerCommand(argc, argv))
+    return wafer::runTokenizerCommand(argc, argv);
   mlir::TranslateToMLIRRegistration importOnnx(
       "import-onnx", "Import an ONNX model as a tfm module",
       [](llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context)

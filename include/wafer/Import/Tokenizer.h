@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,9 +107,12 @@ public:
     return kind == VocabularyKind::SentencePiece;
   }
 
-  /// encode with the vocabulary's BOS rule, for a prompt that must yield at
-  /// least one token (an empty prompt without BOS is an error).
-  llvm::Expected<std::vector<int32_t>> encodePrompt(llvm::StringRef text) const;
+  /// encode for a prompt that must yield at least one token (an empty
+  /// prompt without BOS is an error); BOS as the vocabulary says unless
+  /// `addBos` is given.
+  llvm::Expected<std::vector<int32_t>>
+  encodePrompt(llvm::StringRef text,
+               std::optional<bool> addBos = std::nullopt) const;
 
 protected:
   std::string source;

@@ -1,9 +1,12 @@
 //===- SentencePieceModel.cpp - tokenizer.model through libsentencepiece --===//
+#include "SentencePieceShim.h"
 #include "TokenizerInternal.h"
 
 #include "llvm/Support/FileSystem.h"
 
-#include <sentencepiece_processor.h>
+#include <dlfcn.h>
+
+#include <mutex>
 
 using namespace llvm;
 
@@ -13,38 +16,103 @@ namespace {
 
 const char kSpaceSymbol[] = "\xE2\x96\x81"; // U+2581
 
-Error loadProcessor(sentencepiece::SentencePieceProcessor &processor,
-                    StringRef path) {
-  // libsentencepiece's message for a missing file is only "No such file".
-  if (!sys::fs::exists(path))
-    return fail(path, "no such file");
-  sentencepiece::util::Status status = processor.Load(std::string(path));
-  if (!status.ok())
-    return fail(path, "not a SentencePiece model: {0}",
-                escaped(status.message()));
-  if (processor.GetPieceSize() == 0)
-    return fail(path, "the tokenizer has no vocabulary");
-  return Error::success();
+/// The shim module's table, loaded once (LLVM's DynamicLibrary cannot ask
+/// for RTLD_DEEPBIND).
+Expected<const WaferSentencePieceApi *> sentencePieceApi(StringRef where) {
+  static const WaferSentencePieceApi *api = nullptr;
+  static std::string loadError;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *module = dlopen(WAFER_SENTENCEPIECE_SHIM,
+                          RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void *entry =
+        module ? dlsym(module, "wafer_sentencepiece_api") : nullptr;
+    if (!entry) {
+      loadError = dlerror();
+      return;
+    }
+    api = reinterpret_cast<const WaferSentencePieceApi *(*)()>(entry)();
+  });
+  if (!api)
+    return fail(where, "cannot load libsentencepiece: {0}", loadError);
+  return api;
 }
 
-TokenType typeOf(const sentencepiece::SentencePieceProcessor &processor,
-                 int id) {
-  if (processor.IsControl(id))
-    return TokenType::Control;
-  if (processor.IsUnknown(id))
-    return TokenType::Unknown;
-  if (processor.IsUnused(id))
-    return TokenType::Unused;
-  if (processor.IsByte(id))
-    return TokenType::Byte;
-  return TokenType::Normal;
-}
+/// A loaded SentencePieceProcessor.
+class Processor {
+public:
+  static Expected<std::unique_ptr<Processor>> load(StringRef path) {
+    // libsentencepiece's message for a missing file is only "No such file".
+    if (!sys::fs::exists(path))
+      return fail(path, "no such file");
+    Expected<const WaferSentencePieceApi *> api = sentencePieceApi(path);
+    if (!api)
+      return api.takeError();
+    char *error = nullptr;
+    void *handle = (*api)->load(path.str().c_str(), &error);
+    if (!handle) {
+      std::string message = error ? error : "unknown error";
+      (*api)->release(error);
+      return fail(path, "not a SentencePiece model: {0}",
+                  escaped(StringRef(message).trim()));
+    }
+    auto processor = std::unique_ptr<Processor>(new Processor(*api, handle));
+    if (processor->size() <= 0)
+      return fail(path, "the tokenizer has no vocabulary");
+    return processor;
+  }
+  ~Processor() { api->destroy(handle); }
+
+  int size() const { return api->size(handle); }
+  StringRef piece(int id, float &score, TokenType &type) const {
+    size_t length;
+    int typeNumber;
+    const char *text = api->piece(handle, id, &length, &score, &typeNumber);
+    type = TokenType(typeNumber);
+    return StringRef(text, length);
+  }
+  void specialIds(int &bos, int &eos, int &unk) const {
+    api->specialIds(handle, &bos, &eos, &unk);
+  }
+  Expected<std::vector<int32_t>> encode(StringRef text, StringRef where) const {
+    int *ids = nullptr;
+    size_t count = 0;
+    char *error = nullptr;
+    if (!api->encode(handle, text.data(), text.size(), &ids, &count, &error))
+      return releaseError(error, where, "encoding failed");
+    std::vector<int32_t> out(ids, ids + count);
+    api->release(ids);
+    return out;
+  }
+  Expected<std::string> decode(const std::vector<int> &ids,
+                               StringRef where) const {
+    char *text = nullptr, *error = nullptr;
+    size_t length = 0;
+    if (!api->decode(handle, ids.data(), ids.size(), &text, &length, &error))
+      return releaseError(error, where, "decoding failed");
+    std::string out(text, length);
+    api->release(text);
+    return out;
+  }
+
+private:
+  Processor(const WaferSentencePieceApi *api, void *handle)
+      : api(api), handle(handle) {}
+  Error releaseError(char *error, StringRef where, StringRef what) const {
+    std::string message = error ? error : "unknown error";
+    api->release(error);
+    return fail(where, "{0}: {1}", what, escaped(StringRef(message).trim()));
+  }
+
+  const WaferSentencePieceApi *api;
+  void *handle;
+};
 
 class SentencePieceModel : public TokenizerBase {
 public:
-  SentencePieceModel(StringRef path,
-                     std::unique_ptr<sentencepiece::SentencePieceProcessor> p)
-      : TokenizerBase(path, VocabularyKind::SentencePiece, p->GetPieceSize(), p->bos_id(), p->eos_id(),
+  SentencePieceModel(StringRef path, std::unique_ptr<Processor> p, int bos,
+                     int eos)
+      : TokenizerBase(path, VocabularyKind::SentencePiece, p->size(), bos, eos,
                       /*addBos=*/true),
         processor(std::move(p)) {}
 
@@ -52,22 +120,19 @@ public:
                                         bool addBos) const override {
     if (Error error = checkUtf8(text, where()))
       return std::move(error);
-    std::vector<int> pieces;
-    sentencepiece::util::Status status =
-        processor->Encode(std::string_view(text.data(), text.size()), &pieces);
-    if (!status.ok())
-      return fail(where(), "encoding failed: {0}", escaped(status.message()));
-    std::vector<int32_t> ids;
-    if (addBos && bos() >= 0)
-      ids.push_back(bos());
-    ids.insert(ids.end(), pieces.begin(), pieces.end());
-    return ids;
+    Expected<std::vector<int32_t>> pieces = processor->encode(text, where());
+    if (!pieces || !addBos || bos() < 0)
+      return pieces;
+    pieces->insert(pieces->begin(), bos());
+    return pieces;
   }
 
   TokenPiece piece(int32_t id) const override {
     TokenPiece piece;
-    StringRef text = processor->IdToPiece(id);
-    switch (typeOf(*processor, id)) {
+    float score;
+    TokenType type;
+    StringRef text = processor->piece(id, score, type);
+    switch (type) {
     case TokenType::Control:
       return piece;
     case TokenType::Unknown:
@@ -100,24 +165,23 @@ public:
                     "tokens)", id, size());
       pieces.push_back(static_cast<int>(id));
     }
-    std::string text;
-    sentencepiece::util::Status status = processor->Decode(pieces, &text);
-    if (!status.ok())
-      return fail(where(), "decoding failed: {0}", escaped(status.message()));
-    return text;
+    return processor->decode(pieces, where());
   }
 
 private:
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor;
+  std::unique_ptr<Processor> processor;
 };
 
 } // namespace
 
 Expected<std::unique_ptr<Tokenizer>> loadSentencePieceModel(StringRef path) {
-  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  if (Error error = loadProcessor(*processor, path))
-    return std::move(error);
-  return std::make_unique<SentencePieceModel>(path, std::move(processor));
+  Expected<std::unique_ptr<Processor>> processor = Processor::load(path);
+  if (!processor)
+    return processor.takeError();
+  int bos, eos, unk;
+  (*processor)->specialIds(bos, eos, unk);
+  return std::make_unique<SentencePieceModel>(path, std::move(*processor), bos,
+                                              eos);
 }
 
 } // namespace tokenizer
@@ -125,20 +189,24 @@ Expected<std::unique_ptr<Tokenizer>> loadSentencePieceModel(StringRef path) {
 using namespace tokenizer;
 
 Expected<Vocabulary> readSentencePieceVocabulary(StringRef path) {
-  sentencepiece::SentencePieceProcessor processor;
-  if (Error error = loadProcessor(processor, path))
-    return std::move(error);
+  Expected<std::unique_ptr<Processor>> processor = Processor::load(path);
+  if (!processor)
+    return processor.takeError();
   Vocabulary vocabulary;
   vocabulary.kind = VocabularyKind::SentencePiece;
-  for (int id = 0; id < processor.GetPieceSize(); ++id) {
-    vocabulary.tokens.push_back(processor.IdToPiece(id));
-    vocabulary.scores.push_back(processor.GetScore(id));
-    vocabulary.types.push_back(static_cast<int32_t>(typeOf(processor, id)));
+  for (int id = 0; id < (*processor)->size(); ++id) {
+    float score;
+    TokenType type;
+    vocabulary.tokens.push_back((*processor)->piece(id, score, type).str());
+    vocabulary.scores.push_back(score);
+    vocabulary.types.push_back(static_cast<int32_t>(type));
   }
-  vocabulary.bos = processor.bos_id();
-  vocabulary.eos = processor.eos_id();
-  vocabulary.unk = processor.unk_id();
-  vocabulary.addBos = vocabulary.bos >= 0;
+  int bos, eos, unk;
+  (*processor)->specialIds(bos, eos, unk);
+  vocabulary.bos = bos;
+  vocabulary.eos = eos;
+  vocabulary.unk = unk;
+  vocabulary.addBos = bos >= 0;
   return vocabulary;
 }
 

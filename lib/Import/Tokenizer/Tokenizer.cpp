@@ -90,8 +90,9 @@ Expected<std::string> Tokenizer::decode(ArrayRef<int64_t> ids) const {
   return text + decoder.finish();
 }
 
-Expected<std::vector<int32_t>> Tokenizer::encodePrompt(StringRef text) const {
-  Expected<std::vector<int32_t>> ids = encode(text, addsBos());
+Expected<std::vector<int32_t>>
+Tokenizer::encodePrompt(StringRef text, std::optional<bool> addBos) const {
+  Expected<std::vector<int32_t>> ids = encode(text, addBos.value_or(addsBos()));
   if (ids && ids->empty())
     return fail(where(), "the prompt is empty and the tokenizer adds no BOS "
                          "token");
