@@ -1,4 +1,6 @@
 //===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
+#include "TokenizeTool.h"
+
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/CheckpointImporter.h"
 #include "wafer/Import/LlamaCheckpoint.h"
@@ -98,6 +100,8 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  if (wafer::isTokenizerCommand(argc, argv))
+    return wafer::runTokenizerCommand(argc, argv);
   if (std::optional<int> result = checkpointMain(argc, argv))
     return *result;
   mlir::TranslateToMLIRRegistration importOnnx(
