@@ -94,6 +94,12 @@ static cl::opt<std::string> modeOption(
     cl::desc("functional (numbers and time, the default) or timing (time "
              "only: no element data, the same cycles, far less memory)"),
     cl::init("functional"), cl::sub(runCommand));
+static cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("Write a Chrome trace (chrome://tracing, Perfetto) of the run: "
+             "per op, and per core (per role on grids over 1024 cores) "
+             "compute, send, receive and wait"),
+    cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand));
@@ -252,7 +258,8 @@ static int run() {
   if (!phase)
     return fail(toString(phase.takeError()));
   Expected<rt::RunResult> result =
-      rt::runProgram(*program, inputs, {threadsOption, *mode});
+      rt::runProgram(*program, inputs,
+                     {threadsOption, *mode, /*trace=*/!tracePath.empty()});
   if (!result)
     return fail(toString(result.takeError()));
   if (!outputsPath.empty())
@@ -273,6 +280,13 @@ static int run() {
                           (*phase)->tokens / result->stats.seconds);
     }
     os << formatv("{0:2}", stats) << "\n";
+  }
+  if (!tracePath.empty()) {
+    std::error_code ec;
+    raw_fd_ostream os(tracePath, ec, sys::fs::OF_Text);
+    if (ec)
+      return fail(tracePath + ": cannot write: " + ec.message());
+    rt::writeChromeTrace(*program, *result, os);
   }
   printReport(*program, result->stats, *phase);
   return 0;

@@ -68,6 +68,9 @@ struct Core {
   std::optional<Outgoing> outbox;
   SmallVector<MarkRecord, 1> marks;
   std::string error;
+  /// Traced cores only: spans since the last mark (their op is the next
+  /// mark's), and the finished ones.
+  std::vector<TraceSpan> pending, spans;
 };
 
 struct OpTotals {
@@ -79,13 +82,28 @@ public:
   Scheduler(const Program &p, const EmulatorOptions &options)
       : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
         threads(std::max(1u, options.threads)), mode(options.mode),
-        network(p, timing),
+        tracing(options.trace), network(p, timing),
         data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
                                           : makeFunctionalDataPath(p)) {}
 
   Expected<RunResult> run(const NDArrayMap &inputs);
 
 private:
+  void chooseTracedCores();
+  /// Records a span of a traced core, merged into the previous one when it
+  /// continues it.
+  void span(int32_t id, Core &c, TracePhase phase, int64_t start,
+            int64_t end) {
+    if (traceTrack.empty() || traceTrack[id] < 0 || end <= start)
+      return;
+    if (!c.pending.empty() && c.pending.back().phase == phase &&
+        c.pending.back().end == start) {
+      c.pending.back().end = end;
+      return;
+    }
+    c.pending.push_back({traceTrack[id], phase, 0, start, end});
+  }
+
   Error allocate();
   Error simulate();
   void runCore(int32_t id, int64_t batchTime);
@@ -113,6 +131,7 @@ private:
   const int64_t W, H, N;
   const unsigned threads;
   const EmulatorMode mode;
+  const bool tracing;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -130,6 +149,9 @@ private:
                       std::vector<std::pair<int64_t, int32_t>>, std::greater<>>
       ready;
   std::vector<OpTotals> opTotals;
+  /// Per core: its trace track, or -1 (empty when not tracing).
+  std::vector<int32_t> traceTrack;
+  std::vector<std::string> traceTracks;
 };
 
 //===----------------------------------------------------------------------===//
@@ -181,7 +203,9 @@ void Scheduler::runCore(int32_t id, int64_t batchTime) {
 bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
-    c.time = std::max(c.time, busy(id, buf));
+    int64_t free = std::max(c.time, busy(id, buf));
+    span(id, c, TracePhase::Wait, c.time, free);
+    c.time = free;
   };
   auto fail = [&](const Twine &what) {
     c.error = coreName(id) + ": " + what.str();
@@ -203,6 +227,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                   slotOrNone(op.in3)};
     int64_t work = data->kernel(id, op, s, values);
     int64_t cycles = timing.kernelCycles(work, p.buffers[op.out].dtype);
+    span(id, c, TracePhase::Compute, c.time, c.time + cycles);
     c.time += cycles;
     c.compute += cycles;
   };
@@ -282,6 +307,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
+    span(id, c, TracePhase::Send, c.time, c.time + timing.sendIssueCycles());
     c.time += timing.sendIssueCycles();
     ++c.pc;
     // Stop so that the commit records when the storage is free again.
@@ -305,8 +331,10 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                           "elements got a message of {3}",
                           p.channels[op.channel].name, p.buffers[op.out].name,
                           count, msg.elements));
-    c.time = std::max({c.time, msg.arrival, busy(id, op.out)}) +
-             timing.receiveCycles();
+    int64_t start = std::max({c.time, msg.arrival, busy(id, op.out)});
+    span(id, c, TracePhase::Wait, c.time, start);
+    span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
+    c.time = start + timing.receiveCycles();
     data->write(id, slotOf(id, op.out), op.out, msg.data);
     break;
   }
@@ -335,6 +363,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     break;
   case Step::Mark:
     c.marks.push_back({op.mark, c.time, c.compute, c.words, c.messages});
+    for (TraceSpan &done : c.pending) {
+      done.op = int32_t(op.mark);
+      c.spans.push_back(done);
+    }
+    c.pending.clear();
     c.compute = c.words = c.messages = 0;
     break;
   }
@@ -438,6 +471,28 @@ Error Scheduler::simulate() {
   return Error::success();
 }
 
+void Scheduler::chooseTracedCores() {
+  traceTrack.assign(N, -1);
+  auto name = [&](int64_t id) {
+    return formatv("({0},{1})", id % W, id / W).str();
+  };
+  if (N <= Trace::kTraceEveryCoreLimit) {
+    for (int64_t id = 0; id < N; ++id) {
+      traceTrack[id] = int32_t(traceTracks.size());
+      traceTracks.push_back("core " + name(id));
+    }
+    return;
+  }
+  for (size_t r = 0; r < p.roles.size(); ++r) {
+    const CoreSet &cs = p.roles[r].cores;
+    if (cs.x.count() == 0 || cs.y.count() == 0)
+      continue;
+    int64_t id = cs.y.lo * W + cs.x.lo;
+    traceTrack[id] = int32_t(traceTracks.size());
+    traceTracks.push_back("role " + p.roles[r].name + ", core " + name(id));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Results
 //===----------------------------------------------------------------------===//
@@ -491,6 +546,8 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
     return std::move(e);
   if (Error e = allocate())
     return std::move(e);
+  if (tracing)
+    chooseTracedCores();
   bool hasData = mode == EmulatorMode::Functional;
   if (hasData)
     if (Error e = placeInputs(p, inputs, grid, *data))
@@ -499,6 +556,12 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
     return std::move(e);
   RunResult result;
   result.stats = stats();
+  if (tracing) {
+    result.trace.tracks = std::move(traceTracks);
+    for (Core &c : cores)
+      result.trace.spans.insert(result.trace.spans.end(), c.spans.begin(),
+                                c.spans.end());
+  }
   if (hasData)
     result.outputs =
         readOutputs(p, grid, *data, [&](int32_t core, int32_t buf) {

@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,30 @@ struct EmulatorOptions {
   /// Host threads; results and cycles do not depend on it.
   unsigned threads = 1;
   EmulatorMode mode = EmulatorMode::Functional;
+  /// Record what the cores do, for writeChromeTrace.
+  bool trace = false;
+};
+
+/// What a core was doing over a span of cycles.
+enum class TracePhase : uint8_t { Compute, Send, Receive, Wait };
+
+struct TraceSpan {
+  int32_t track = 0;
+  TracePhase phase = TracePhase::Compute;
+  /// The mesh op (index into Program::ops) the span belongs to.
+  int32_t op = 0;
+  int64_t start = 0, end = 0;
+};
+
+/// The cores a run traced and their spans. Grids of up to
+/// kTraceEveryCoreLimit cores get one track per core; bigger grids one
+/// track per role, following the role's first core in (y, x) order, so a
+/// trace stays small whatever the grid.
+struct Trace {
+  static constexpr int64_t kTraceEveryCoreLimit = 1024;
+  /// Track names ("core (x,y)" or "role NAME, core (x,y)").
+  std::vector<std::string> tracks;
+  std::vector<TraceSpan> spans;
 };
 
 struct OpStats {
@@ -58,7 +83,17 @@ llvm::json::Value statsToJSON(const RunStats &stats);
 struct RunResult {
   NDArrayMap outputs;
   RunStats stats;
+  /// With EmulatorOptions::trace.
+  Trace trace;
 };
+
+/// Writes a run as Chrome trace-event JSON (chrome://tracing, Perfetto):
+/// an "ops" track with one span per mesh op (their cycles as in the stats,
+/// back to back), then the traced cores' compute, send, receive and wait
+/// spans. Times are microseconds at the target's clock; every span's args
+/// carry its cycles.
+void writeChromeTrace(const Program &program, const RunResult &result,
+                      llvm::raw_ostream &os);
 
 /// Runs the program: places the inputs (user inputs by name; weights from
 /// the bundle), executes every core, gathers the outputs (in the timing
