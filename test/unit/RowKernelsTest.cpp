@@ -16,6 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -818,6 +821,37 @@ TEST(RowKernelExtents, FlashStepGroupsTimesDimOverflow) {
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::FlashStep, 1, int64_t(1) << 38,
                                      1, int64_t(1) << 25)),
             "sizes too large");
+}
+
+TEST(RowKernels, HalfRoundingAgreesWithTheReferenceOnEveryKindOfValue) {
+  // Every 1021st float bit pattern (signs, subnormals, both sides of each
+  // rounding tie, overflow to infinity, NaNs), plus the exact ties between
+  // adjacent halves, in runs whose lengths are not multiples of 8.
+  std::vector<float> values;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 1021) {
+    uint32_t b = uint32_t(bits);
+    float v;
+    std::memcpy(&v, &b, sizeof v);
+    values.push_back(v);
+  }
+  for (int e = -24; e < 16; ++e)
+    for (int m = 0; m < 1024; m += 37)
+      values.push_back(std::ldexp(1.0f + (m + 0.5f) / 1024.0f, e));
+  values.push_back(65520.0f); // rounds to infinity
+  values.push_back(65519.0f); // rounds to 65504
+  std::vector<float> fast = values, reference = values;
+  roundToHalf(fast.data(), int64_t(fast.size()) - 3);
+  roundToHalfReference(reference.data(), int64_t(reference.size()) - 3);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::isnan(reference[i])) {
+      EXPECT_TRUE(std::isnan(fast[i])) << i;
+      continue;
+    }
+    uint32_t a, b;
+    std::memcpy(&a, &fast[i], sizeof a);
+    std::memcpy(&b, &reference[i], sizeof b);
+    ASSERT_EQ(a, b) << "value " << values[i];
+  }
 }
 
 } // namespace

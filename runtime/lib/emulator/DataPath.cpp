@@ -10,10 +10,8 @@ namespace wafer::rt::emulator {
 DataPath::~DataPath() = default;
 
 void roundToType(DType dtype, float *values, int64_t count) {
-  if (dtype != DType::F16)
-    return;
-  for (int64_t i = 0; i < count; ++i)
-    values[i] = float(_Float16(values[i]));
+  if (dtype == DType::F16)
+    kernels::roundToHalf(values, count);
 }
 
 namespace {

@@ -12,6 +12,13 @@
 
 namespace wafer::rt::kernels {
 
+/// Rounds values to half precision (round to nearest even) in place: with
+/// the CPU's F16C instructions where it has them, else one at a time;
+/// identical results either way.
+void roundToHalf(float *values, int64_t count);
+/// The one-at-a-time conversion roundToHalf must agree with.
+void roundToHalfReference(float *values, int64_t count);
+
 /// out = a (op) b for Add, Mul, Max, Swiglu.
 float elementwise(Opcode op, float a, float b);
 
