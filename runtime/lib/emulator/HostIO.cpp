@@ -83,13 +83,17 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
       source = &a.data;
     }
     // The source index of every placed element, shared by all replicas.
+    // Placed as the source is: no transpose, broadcast or gather.
+    bool direct = in.permutation.empty() && in.indexDim < 0 &&
+                  in.shape == in.sourceShape;
     // Before the run every buffer is in its own slot.
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), in.buffer);
       forEachLocalElement(
           in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
           [&](int64_t local, int64_t global) {
-            int64_t index = global < 0 ? -1 : sourceIndex(in, global);
+            int64_t index = global < 0 || direct ? global
+                                                 : sourceIndex(in, global);
             dst[local] = index < 0 ? 0.0f : (*source)[index];
           });
       roundToType(p.buffers[in.buffer].dtype, dst,
