@@ -100,6 +100,12 @@ static cl::opt<std::string> tracePath(
              "per op, and per core (per role on grids over 1024 cores) "
              "compute, send, receive and wait"),
     cl::sub(runCommand));
+static cl::opt<bool> statsDetail(
+    "stats-detail",
+    cl::desc("Add per-core maps to the stats: compute and busy cycles, link "
+             "words in and out per direction (python3 -m wafer.plot draws "
+             "them)"),
+    cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand));
@@ -238,6 +244,8 @@ static int run() {
   if (!mode)
     return fail("unknown --mode '" + modeOption +
                 "' (known: functional, timing)");
+  if (statsDetail && statsPath.empty())
+    return fail("--stats-detail needs --stats FILE");
   if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
     return fail("--outputs needs --mode functional: the timing mode "
                 "computes no values");
@@ -259,7 +267,8 @@ static int run() {
     return fail(toString(phase.takeError()));
   Expected<rt::RunResult> result =
       rt::runProgram(*program, inputs,
-                     {threadsOption, *mode, /*trace=*/!tracePath.empty()});
+                     {threadsOption, *mode, /*trace=*/!tracePath.empty(),
+                      /*detail=*/statsDetail});
   if (!result)
     return fail(toString(result.takeError()));
   if (!outputsPath.empty())

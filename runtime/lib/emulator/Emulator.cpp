@@ -60,6 +60,8 @@ struct Core {
   int32_t waitChannel = -1, waitColor = -1;
   /// Kernel cycles, words and messages since the last mark.
   int64_t compute = 0, words = 0, messages = 0;
+  /// Over the whole run: kernel cycles, and cycles not spent waiting.
+  int64_t computeTotal = 0, busyTotal = 0;
   /// The enclosing loops, innermost last.
   struct Loop {
     int64_t count = 0, iteration = 0;
@@ -82,7 +84,7 @@ public:
   Scheduler(const Program &p, const EmulatorOptions &options)
       : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
         threads(std::max(1u, options.threads)), mode(options.mode),
-        tracing(options.trace), network(p, timing),
+        tracing(options.trace), detail(options.detail), network(p, timing),
         data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
                                           : makeFunctionalDataPath(p)) {}
 
@@ -131,7 +133,7 @@ private:
   const int64_t W, H, N;
   const unsigned threads;
   const EmulatorMode mode;
-  const bool tracing;
+  const bool tracing, detail;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -230,6 +232,8 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     span(id, c, TracePhase::Compute, c.time, c.time + cycles);
     c.time += cycles;
     c.compute += cycles;
+    c.computeTotal += cycles;
+    c.busyTotal += cycles;
   };
   switch (op.kind) {
   case Step::Gemm:
@@ -309,6 +313,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     // The transfer itself overlaps what follows.
     span(id, c, TracePhase::Send, c.time, c.time + timing.sendIssueCycles());
     c.time += timing.sendIssueCycles();
+    c.busyTotal += timing.sendIssueCycles();
     ++c.pc;
     // Stop so that the commit records when the storage is free again.
     return false;
@@ -335,6 +340,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     span(id, c, TracePhase::Wait, c.time, start);
     span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
     c.time = start + timing.receiveCycles();
+    c.busyTotal += timing.receiveCycles();
     data->write(id, slotOf(id, op.out), op.out, msg.data);
     break;
   }
@@ -409,7 +415,7 @@ Error Scheduler::deadlock() const {
 
 Error Scheduler::simulate() {
   cores.assign(N, Core());
-  network.reset();
+  network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
   for (int32_t id = 0; id < N; ++id)
     ready.push({0, id});
@@ -508,6 +514,19 @@ RunStats Scheduler::stats() const {
   s.kvCapacityTokens = p.kvCapacityTokens;
   s.messages = network.messages();
   s.linkWords = network.linkWords();
+  s.gridHeight = H;
+  s.gridWidth = W;
+  if (detail) {
+    PerCoreStats &m = s.perCore.emplace();
+    for (const Core &c : cores) {
+      m.computeCycles.push_back(c.computeTotal);
+      m.busyCycles.push_back(c.busyTotal);
+    }
+    for (int d = 0; d < 4; ++d) {
+      m.wordsOut[d] = network.linkWordsOut()[d];
+      m.wordsIn[d] = network.linkWordsIn()[d];
+    }
+  }
   int64_t previousEnd = 0;
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const OpTotals &o = opTotals[k];

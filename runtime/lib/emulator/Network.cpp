@@ -44,10 +44,14 @@ Error Network::buildRouteTables() {
   return Error::success();
 }
 
-void Network::reset() {
+void Network::reset(bool countLinks) {
   ports.assign(N, Ports());
   inboxes.assign(N * numColors, Inbox());
   visitedBy.assign(N, 0);
+  for (int d = 0; d < 4; ++d) {
+    wordsOut[d].assign(countLinks ? N : 0, 0);
+    wordsIn[d].assign(countLinks ? N : 0, 0);
+  }
 }
 
 int32_t Network::channelColor(int32_t core, int32_t channel, bool send) const {
@@ -130,6 +134,10 @@ Network::inject(int32_t src, const Outgoing &o,
       int64_t linkStart = std::max(h.time, link);
       link = linkStart + occ;
       totalLinkWords += words;
+      if (!wordsOut[0].empty()) {
+        wordsOut[unsigned(d) - 1][h.core] += words;
+        wordsIn[unsigned(opposite(d)) - 1][ny * W + nx] += words;
+      }
       work.push_back({int32_t(ny * W + nx), opposite(d),
                       linkStart + timing.hopCycles()});
     }

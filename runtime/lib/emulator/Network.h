@@ -50,8 +50,9 @@ public:
   /// Loads every channel's routes into the routers; two routes on one
   /// core and color are an error naming both channels.
   llvm::Error buildRouteTables();
-  /// Empties the links and mailboxes.
-  void reset();
+  /// Empties the links and mailboxes; with `countLinks`, also counts the
+  /// words over each core's links (linkWordsOut/In).
+  void reset(bool countLinks);
 
   /// The color of the channel's route that starts at (send) or delivers to
   /// (recv) the core, or -1.
@@ -72,6 +73,9 @@ public:
   int64_t messages() const { return totalMessages; }
   int64_t linkWords() const { return totalLinkWords; }
   int64_t lastArrival() const { return latestArrival; }
+  /// Words over each link, [direction - 1][core] (when counted).
+  const std::vector<int64_t> *linkWordsOut() const { return wordsOut; }
+  const std::vector<int64_t> *linkWordsIn() const { return wordsIn; }
 
 private:
   /// When each of a core's fabric resources is next free.
@@ -99,6 +103,7 @@ private:
   std::vector<int64_t> visitedBy; // message serial that last crossed a core
   int64_t messageSerial = 0;
   int64_t totalMessages = 0, totalLinkWords = 0, latestArrival = 0;
+  std::vector<int64_t> wordsOut[4], wordsIn[4];
 };
 
 } // namespace wafer::rt::emulator

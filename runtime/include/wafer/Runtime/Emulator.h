@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct EmulatorOptions {
   EmulatorMode mode = EmulatorMode::Functional;
   /// Record what the cores do, for writeChromeTrace.
   bool trace = false;
+  /// Per-core maps in the stats (RunStats::perCore).
+  bool detail = false;
 };
 
 /// What a core was doing over a span of cycles.
@@ -64,6 +67,18 @@ struct OpStats {
   int64_t messages = 0;
 };
 
+/// Per-core maps, row-major over the grid (index y * width + x).
+struct PerCoreStats {
+  /// Cycles in local kernels.
+  std::vector<int64_t> computeCycles;
+  /// Cycles the core was busy: kernels, send issue and message handling
+  /// (the rest of its time it waited).
+  std::vector<int64_t> busyCycles;
+  /// 32-bit words that left (out) or entered (in) the core's router over
+  /// each link, indexed [direction - 1][core] for north, east, south, west.
+  std::vector<int64_t> wordsOut[4], wordsIn[4];
+};
+
 struct RunStats {
   int64_t cycles = 0;
   double seconds = 0;
@@ -76,6 +91,9 @@ struct RunStats {
   /// 32-bit words summed over every link a message crossed (fabric load).
   int64_t linkWords = 0;
   std::vector<OpStats> ops;
+  /// With EmulatorOptions::detail; the grid's shape for reading it.
+  std::optional<PerCoreStats> perCore;
+  int64_t gridHeight = 0, gridWidth = 0;
 };
 
 llvm::json::Value statsToJSON(const RunStats &stats);
