@@ -106,6 +106,15 @@ static cl::opt<bool> statsDetail(
              "words in and out per direction (python3 -m wafer.plot draws "
              "them)"),
     cl::sub(runCommand));
+static cl::opt<int64_t> maxCyclesOption(
+    "max-cycles",
+    cl::desc("End the run with an error when a core's time passes this many "
+             "cycles (a runaway program)"),
+    cl::init(rt::EmulatorOptions().maxCycles), cl::sub(runCommand));
+static cl::opt<int64_t> maxInstructionsOption(
+    "max-instructions",
+    cl::desc("End the run with an error when a core runs more instructions"),
+    cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand));
@@ -244,6 +253,8 @@ static int run() {
   if (!mode)
     return fail("unknown --mode '" + modeOption +
                 "' (known: functional, timing)");
+  if (maxCyclesOption < 1 || maxInstructionsOption < 1)
+    return fail("--max-cycles and --max-instructions must be positive");
   if (statsDetail && statsPath.empty())
     return fail("--stats-detail needs --stats FILE");
   if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
@@ -265,10 +276,15 @@ static int run() {
   Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
   if (!phase)
     return fail(toString(phase.takeError()));
+  rt::EmulatorOptions emulatorOptions;
+  emulatorOptions.threads = threadsOption;
+  emulatorOptions.mode = *mode;
+  emulatorOptions.trace = !tracePath.empty();
+  emulatorOptions.detail = statsDetail;
+  emulatorOptions.maxCycles = maxCyclesOption;
+  emulatorOptions.maxInstructions = maxInstructionsOption;
   Expected<rt::RunResult> result =
-      rt::runProgram(*program, inputs,
-                     {threadsOption, *mode, /*trace=*/!tracePath.empty(),
-                      /*detail=*/statsDetail});
+      rt::runProgram(*program, inputs, emulatorOptions);
   if (!result)
     return fail(toString(result.takeError()));
   if (!outputsPath.empty())

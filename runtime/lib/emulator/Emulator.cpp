@@ -62,6 +62,8 @@ struct Core {
   int64_t compute = 0, words = 0, messages = 0;
   /// Over the whole run: kernel cycles, and cycles not spent waiting.
   int64_t computeTotal = 0, busyTotal = 0;
+  /// Instructions run, and the last op mark passed (-1: none yet).
+  int64_t instructions = 0, lastMark = -1;
   /// The enclosing loops, innermost last.
   struct Loop {
     int64_t count = 0, iteration = 0;
@@ -83,7 +85,9 @@ class Scheduler {
 public:
   Scheduler(const Program &p, const EmulatorOptions &options)
       : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
-        threads(std::max(1u, options.threads)), mode(options.mode),
+        threads(std::clamp(options.threads, 1u, kMaxEmulatorThreads)),
+        mode(options.mode), maxCycles(options.maxCycles),
+        maxInstructions(options.maxInstructions),
         tracing(options.trace), detail(options.detail), network(p, timing),
         data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
                                           : makeFunctionalDataPath(p)) {}
@@ -92,6 +96,7 @@ public:
 
 private:
   void chooseTracedCores();
+  void budgetExceeded(int32_t id, Core &c) const;
   /// Records a span of a traced core, merged into the previous one when it
   /// continues it.
   void span(int32_t id, Core &c, TracePhase phase, int64_t start,
@@ -133,6 +138,7 @@ private:
   const int64_t W, H, N;
   const unsigned threads;
   const EmulatorMode mode;
+  const int64_t maxCycles, maxInstructions;
   const bool tracing, detail;
   Network network;
   std::unique_ptr<DataPath> data;
@@ -194,11 +200,33 @@ Error Scheduler::allocate() {
 void Scheduler::runCore(int32_t id, int64_t batchTime) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
-  while (c.pc < ops.size() && c.error.empty())
+  while (c.pc < ops.size() && c.error.empty()) {
+    if (++c.instructions > maxInstructions || c.time > maxCycles) {
+      budgetExceeded(id, c);
+      return;
+    }
     if (!step(id, c, ops[c.pc], batchTime))
       return;
+  }
   if (c.pc >= ops.size())
     c.status = Status::Done;
+}
+
+/// Names the op a core was in when it ran out of budget.
+void Scheduler::budgetExceeded(int32_t id, Core &c) const {
+  size_t op = size_t(c.lastMark + 1);
+  std::string where = op < p.ops.size()
+                          ? "in op '" + p.ops[op].name + "'"
+                          : std::string("after the last op");
+  c.error =
+      c.instructions > maxInstructions
+          ? formatv("{0}: {1} ran more than {2} instructions "
+                    "(--max-instructions)",
+                    coreName(id), where, maxInstructions)
+                .str()
+          : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
+                    coreName(id), where, maxCycles)
+                .str();
 }
 
 /// Executes one op; false when the core must stop for this batch.
@@ -369,6 +397,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     break;
   case Step::Mark:
     c.marks.push_back({op.mark, c.time, c.compute, c.words, c.messages});
+    c.lastMark = op.mark;
     for (TraceSpan &done : c.pending) {
       done.op = int32_t(op.mark);
       c.spans.push_back(done);

@@ -32,7 +32,14 @@ struct EmulatorOptions {
   bool trace = false;
   /// Per-core maps in the stats (RunStats::perCore).
   bool detail = false;
+  /// Budgets that end a runaway program with an error naming the core and
+  /// the op: a core's time in cycles, and the instructions one core runs.
+  int64_t maxCycles = int64_t(1) << 40;
+  int64_t maxInstructions = int64_t(1) << 27;
 };
+
+/// Host threads beyond this are not used (and a larger request is no error).
+constexpr unsigned kMaxEmulatorThreads = 256;
 
 /// What a core was doing over a span of cycles.
 enum class TracePhase : uint8_t { Compute, Send, Receive, Wait };
