@@ -22,7 +22,8 @@ llvm::Error fail(const llvm::Twine &message) {
 
 class ProgramEmitter {
 public:
-  explicit ProgramEmitter(core::ProgramOp program) : program(program) {}
+  ProgramEmitter(core::ProgramOp program, bool loadWeights)
+      : program(program), loadWeights(loadWeights) {}
 
   llvm::Expected<rt::Program> run() {
     rt::Program result;
@@ -30,6 +31,7 @@ public:
     result.gridHeight = program.getGrid().getHeight();
     result.gridWidth = program.getGrid().getWidth();
     result.interleave = program.getInterleave();
+    result.weightsOmitted = !loadWeights;
     if (auto capacity = program.getKvCapacityTokens())
       result.kvCapacityTokens = *capacity;
     for (Attribute entry : program.getOps()) {
@@ -75,7 +77,10 @@ public:
         tensor.indexMap.assign(input.getIndexMap()->begin(),
                                input.getIndexMap()->end());
       }
-      if (auto file = input.getWeightFile()) {
+      if (auto file = input.getWeightFile(); file && !loadWeights) {
+        if (auto ids = input.getGatherIds())
+          tensor.gatherIds = ids->str();
+      } else if (file) {
         llvm::Expected<WeightData> weight = weights.load(*file, input.getName());
         if (!weight)
           return weight.takeError();
@@ -237,20 +242,22 @@ private:
   }
 
   core::ProgramOp program;
+  bool loadWeights;
   llvm::StringMap<int32_t> bufferIndex, channelIndex;
   WeightStore weights;
 };
 
 } // namespace
 
-llvm::Expected<rt::Program> wafer::buildRuntimeProgram(ModuleOp module) {
+llvm::Expected<rt::Program> wafer::buildRuntimeProgram(ModuleOp module,
+                                                       bool loadWeights) {
   auto programs = module.getOps<core::ProgramOp>();
   if (programs.empty())
     return fail("the module has no core.program (run the compile pipeline "
                 "first)");
   if (std::next(programs.begin()) != programs.end())
     return fail("the module has more than one core.program");
-  return ProgramEmitter(*programs.begin()).run();
+  return ProgramEmitter(*programs.begin(), loadWeights).run();
 }
 
 void wafer::registerBundleTranslations() {

@@ -427,6 +427,8 @@ private:
     }
     if (!t.gatherIds.empty()) {
       // data is the table; sourceShape the gathered rows.
+      if (p.weightsOmitted && t.data.empty())
+        return Error::success();
       if (srcRank == 0 || t.data.empty() || t.sourceShape.back() <= 0 ||
           t.data.size() % size_t(t.sourceShape.back()) != 0)
         return fail("embedding table does not match the row size");

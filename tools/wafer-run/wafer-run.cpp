@@ -172,7 +172,9 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
     return createStringError(inconvertibleErrorCode(),
                              firstError.empty() ? "compilation failed"
                                                 : firstError);
-  return buildRuntimeProgram(**module);
+  // The timing mode reads no weights, unless a bundle is to be kept.
+  bool weights = modeOption != "timing" || !saveBundlePath.empty();
+  return buildRuntimeProgram(**module, weights);
 }
 
 static Expected<rt::Program> loadModel(StringRef path) {

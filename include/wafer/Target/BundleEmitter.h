@@ -11,8 +11,11 @@
 namespace wafer {
 
 /// Translates the module's core.program into the runtime's program, loading
-/// the weights it refers to so the bundle is self-contained.
-llvm::Expected<rt::Program> buildRuntimeProgram(mlir::ModuleOp module);
+/// the weights it refers to so the bundle is self-contained. Without
+/// `loadWeights` the weights are left out (their data empty): a program
+/// only the timing mode can run, which reads no weights.
+llvm::Expected<rt::Program> buildRuntimeProgram(mlir::ModuleOp module,
+                                                bool loadWeights = true);
 
 /// Registers the `--emit-bundle` and `--dump-bundle` translations.
 void registerBundleTranslations();

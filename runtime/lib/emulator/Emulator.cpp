@@ -575,6 +575,9 @@ RunStats Scheduler::stats() const {
 Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
   if (Error e = validateProgram(p))
     return std::move(e);
+  if (p.weightsOmitted && mode != EmulatorMode::Timing)
+    return err("the program was compiled without its weights: it runs only "
+               "in the timing mode");
   grid.posX = ringPositions(W, p.interleave);
   grid.posY = ringPositions(H, p.interleave);
   grid.orderX = ringOrder(W, p.interleave);

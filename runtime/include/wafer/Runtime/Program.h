@@ -282,6 +282,9 @@ struct Program {
   /// Decode tokens the KV caches can still take before some core's SRAM
   /// overflows (-1: the program has no KV cache).
   int64_t kvCapacityTokens = -1;
+  /// Compiled for the timing mode only: the weights' data was never read
+  /// (never true in a bundle, which always carries its weights).
+  bool weightsOmitted = false;
 };
 
 } // namespace wafer::rt
