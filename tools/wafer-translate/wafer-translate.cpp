@@ -56,6 +56,9 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
   llvm::cl::opt<int64_t> pastLen("past-len",
                                  llvm::cl::desc("Decode: cached tokens"),
                                  llvm::cl::init(0));
+  llvm::cl::opt<int64_t> layers(
+      "layers", llvm::cl::desc("Build only the first N decoder layers"),
+      llvm::cl::init(0));
   llvm::cl::opt<std::string> output("o", llvm::cl::desc("Output file"),
                                     llvm::cl::init("-"));
   llvm::cl::ParseCommandLineOptions(argc, argv, "wafer checkpoint tools\n");
@@ -89,7 +92,13 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
     return 1;
   }
   mlir::MLIRContext context;
-  auto module = wafer::importCheckpoint(path, &context, {seqLen, pastLen});
+  if (layers.getNumOccurrences() && layers < 1) {
+    llvm::errs() << "error: --layers " << layers
+                 << ": give at least 1 decoder layer\n";
+    return 1;
+  }
+  auto module =
+      wafer::importCheckpoint(path, &context, {seqLen, pastLen, layers});
   if (!module)
     return failWith(module.takeError());
   std::string message;
