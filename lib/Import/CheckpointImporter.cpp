@@ -27,7 +27,7 @@ public:
   GraphBuilder(const LlamaConfig &config, StringRef path, MLIRContext *context)
       : c(config), path(path.str()), b(context) {}
 
-  OwningOpRef<ModuleOp> build(int64_t seqLen, int64_t pastLen);
+  OwningOpRef<ModuleOp> build(int64_t seqLen, int64_t pastLen, int64_t layers);
 
 private:
   RankedTensorType f32(ArrayRef<int64_t> shape) {
@@ -82,7 +82,8 @@ Value GraphBuilder::ropeTable(int64_t start, int64_t len, bool sine) {
       loc, type, DenseElementsAttr::get(type, ArrayRef<float>(values)));
 }
 
-OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen) {
+OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen,
+                                          int64_t layers) {
   bool decode = pastLen > 0;
   int64_t len = decode ? 1 : seqLen, total = decode ? pastLen + 1 : seqLen;
   int64_t e = c.hiddenSize, d = c.headDim, kvh = c.numKVHeads;
@@ -92,7 +93,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen) {
   SmallVector<Type> inputs{RankedTensorType::get({1, len}, b.getI64Type())};
   SmallVector<std::string> inputNames{"input_ids"}, outputNames{"logits"};
   SmallVector<Type> outputs{f32({1, len, c.vocabSize})};
-  for (int64_t i = 0; i < c.numLayers; ++i)
+  for (int64_t i = 0; i < layers; ++i)
     for (const char *kv : {"key", "value"}) {
       if (decode) {
         inputs.push_back(f32({1, kvh, pastLen, d}));
@@ -118,7 +119,7 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen) {
   Value cos = ropeTable(decode ? pastLen : 0, len, false);
   Value sin = ropeTable(decode ? pastLen : 0, len, true);
   SmallVector<Value> results{Value()};
-  for (int64_t i = 0; i < c.numLayers; ++i) {
+  for (int64_t i = 0; i < layers; ++i) {
     loc = NameLoc::get(b.getStringAttr("layers." + std::to_string(i)));
     Value x = rmsNorm(h, {LlamaRole::AttnNorm, i});
     Value q = heads(linear(x, {LlamaRole::AttnQ, i}), c.numHeads, len);
@@ -179,8 +180,23 @@ wafer::importCheckpoint(llvm::StringRef path, MLIRContext *context,
                                      " tokens exceed the model's context "
                                      "length " +
                                      llvm::Twine(*context));
-  OwningOpRef<ModuleOp> module = GraphBuilder(model->config(), path, context)
-                                     .build(options.seqLen, options.pastLen);
+  int64_t modelLayers = model->config().numLayers;
+  if (options.layers < 0 || options.layers > modelLayers)
+    return checkpointError(path, "--layers " + llvm::Twine(options.layers) +
+                                     ": the model has " +
+                                     llvm::Twine(modelLayers) +
+                                     " decoder layers (give 1 to " +
+                                     llvm::Twine(modelLayers) + ")");
+  int64_t layers = options.layers ? options.layers : modelLayers;
+  OwningOpRef<ModuleOp> module =
+      GraphBuilder(model->config(), path, context)
+          .build(options.seqLen, options.pastLen, layers);
+  if (options.layers) {
+    Builder attrs(context);
+    (*module)->setAttr("tfm.layers", attrs.getI64IntegerAttr(layers));
+    (*module)->setAttr("tfm.model_layers",
+                       attrs.getI64IntegerAttr(modelLayers));
+  }
   if (failed(verify(*module)))
     return checkpointError(path, "the built tfm module does not verify");
   return std::move(module);

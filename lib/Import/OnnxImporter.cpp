@@ -17,6 +17,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <optional>
+#include <set>
+
 using namespace mlir;
 using namespace wafer;
 using namespace wafer::onnx_import;
@@ -268,6 +271,22 @@ llvm::Error wafer::parseInputShape(llvm::StringRef text,
   return llvm::Error::success();
 }
 
+llvm::Error wafer::parseDimParam(llvm::StringRef text,
+                                 OnnxImportOptions &options) {
+  auto [name, value] = text.split('=');
+  int64_t n;
+  if (name.empty() || value.empty())
+    return fail("--dim-param '" + text + "': expected NAME=N");
+  if (value.getAsInteger(10, n) || n <= 0)
+    return fail("--dim-param '" + text + "': '" + value +
+                "' is not a positive integer");
+  auto [it, fresh] = options.dimParams.try_emplace(name.str(), n);
+  if (!fresh && it->second != n)
+    return fail("--dim-param " + name + " is given twice, as " +
+                llvm::Twine(it->second) + " and " + llvm::Twine(n));
+  return llvm::Error::success();
+}
+
 GraphImporter::GraphImporter(llvm::StringRef path,
                              const onnx::ModelProto &model,
                              const OnnxImportOptions &options,
@@ -280,12 +299,40 @@ GraphImporter::GraphImporter(llvm::StringRef path,
       opset = import.version();
 }
 
+/// "[1, 2, 8]".
+static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  return "[" +
+         llvm::join(llvm::map_range(shape,
+                                    [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         "]";
+}
+
 /// The input's static shape: declared dimensions, with dynamic ones bound by
-/// --input-shape.
+/// --input-shape (which wins over the --inputs arrays), --dim-param or the
+/// shape of the array the model will run on. A --dim-param that disagrees
+/// with either of the others is an error naming the input and dimension.
 static llvm::Expected<SmallVector<int64_t>>
 inputShape(llvm::StringRef path, const onnx::ValueInfoProto &input,
            const OnnxImportOptions &options) {
   const auto &dims = input.type().tensor_type().shape().dim();
+  // The value --dim-param gives dimension i, if any.
+  auto named = [&](int i) -> std::optional<int64_t> {
+    const auto &dim = dims[i];
+    if (dim.has_dim_value() || dim.dim_param().empty())
+      return std::nullopt;
+    auto it = options.dimParams.find(dim.dim_param());
+    if (it == options.dimParams.end())
+      return std::nullopt;
+    return it->second;
+  };
+  auto conflict = [&](llvm::StringRef source, int i, int64_t value) {
+    return fail(path + ": input '" + input.name() + "' dimension " +
+                llvm::Twine(i) + " ('" + dims[i].dim_param() + "') is " +
+                llvm::Twine(value) + " by " + source + " but " +
+                llvm::Twine(*named(i)) + " by --dim-param " +
+                dims[i].dim_param() + "=" + llvm::Twine(*named(i)));
+  };
   auto bound = options.inputShapes.find(input.name());
   if (bound != options.inputShapes.end()) {
     const std::vector<int64_t> &shape = bound->second;
@@ -293,37 +340,51 @@ inputShape(llvm::StringRef path, const onnx::ValueInfoProto &input,
       return fail(path + ": --input-shape " + input.name() + " has rank " +
                   llvm::Twine(shape.size()) + ", the input has rank " +
                   llvm::Twine(dims.size()));
-    for (auto [i, dim] : llvm::enumerate(dims))
+    for (auto [i, dim] : llvm::enumerate(dims)) {
       if (dim.has_dim_value() && dim.dim_value() != shape[i])
         return fail(path + ": --input-shape " + input.name() + " sets dimension " +
                     llvm::Twine(i) + " to " + llvm::Twine(shape[i]) +
                     ", the model fixes it to " + llvm::Twine(dim.dim_value()));
+      if (named(i) && *named(i) != shape[i])
+        return conflict("--input-shape", i, shape[i]);
+    }
     return SmallVector<int64_t>(shape.begin(), shape.end());
   }
   SmallVector<int64_t> shape;
-  bool dynamic = llvm::any_of(dims, [](const auto &d) { return !d.has_dim_value(); });
+  bool unbound = false;
+  for (int i = 0; i < dims.size(); ++i) {
+    std::optional<int64_t> value = named(i);
+    if (dims[i].has_dim_value())
+      value = dims[i].dim_value();
+    unbound |= !value;
+    shape.push_back(value.value_or(-1));
+  }
   auto hint = options.shapeHints.find(input.name());
+  bool dynamic = llvm::any_of(dims, [](const auto &d) { return !d.has_dim_value(); });
   if (dynamic && hint != options.shapeHints.end()) {
     const std::vector<int64_t> &given = hint->second;
     bool agrees = int64_t(given.size()) == dims.size();
     for (auto [i, dim] : llvm::enumerate(dims))
-      agrees &= !dim.has_dim_value() || dim.dim_value() == given[i];
+      agrees = agrees && (!dim.has_dim_value() || dim.dim_value() == given[i]);
     if (!agrees)
-      return fail(path + ": input '" + input.name() + "' is given with shape [" +
-                  llvm::join(llvm::map_range(given, [](int64_t d) {
-                               return std::to_string(d);
-                             }),
-                             ", ") +
-                  "], which does not fit the model's declared shape");
+      return fail(path + ": input '" + input.name() + "' is given with shape " +
+                  formatShape(given) +
+                  ", which does not fit the model's declared shape");
+    for (int i = 0; i < dims.size(); ++i)
+      if (named(i) && *named(i) != given[i])
+        return conflict("the --inputs array of shape " + formatShape(given), i,
+                        given[i]);
     return SmallVector<int64_t>(given.begin(), given.end());
   }
-  for (const auto &dim : dims) {
-    if (!dim.has_dim_value())
-      return fail(path + ": input '" + input.name() +
-                  "' has a dynamic dimension '" + dim.dim_param() +
-                  "'; bind it with --input-shape " + input.name() + "=...");
-    shape.push_back(dim.dim_value());
-  }
+  if (unbound)
+    for (int i = 0; i < dims.size(); ++i)
+      if (shape[i] < 0)
+        return fail(path + ": input '" + input.name() +
+                    "' has a dynamic dimension '" + dims[i].dim_param() +
+                    "'; bind it with --input-shape " + input.name() + "=..." +
+                    (dims[i].dim_param().empty()
+                         ? std::string()
+                         : " or --dim-param " + dims[i].dim_param() + "=N"));
   return shape;
 }
 
@@ -339,6 +400,21 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
         }))
       return fail(path + ": --input-shape names '" + name +
                   "', which is not a graph input");
+  // Every --dim-param must name a dynamic dimension of some graph input.
+  std::set<std::string> dimNames;
+  for (const auto &input : graph.input())
+    if (!initializers.count(input.name()))
+      for (const auto &dim : input.type().tensor_type().shape().dim())
+        if (!dim.has_dim_value() && !dim.dim_param().empty())
+          dimNames.insert(dim.dim_param());
+  for (const auto &[name, value] : options.dimParams)
+    if (!dimNames.count(name))
+      return fail(path + ": --dim-param " + name +
+                  " names no dimension of the graph's inputs (" +
+                  (dimNames.empty()
+                       ? std::string("they have no named dimensions")
+                       : "named: " + llvm::join(dimNames, ", ")) +
+                  ")");
 
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;

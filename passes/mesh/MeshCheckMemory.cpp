@@ -40,7 +40,8 @@ struct MeshCheckMemoryPass
         << opLabel(over.op) << "' needs " << over.what << " (" << over.bytes
         << " bytes per core): core (0, 0) would hold " << over.end
         << " bytes, target '" << target.getName() << "' has "
-        << target.getValue().sramBytes;
+        << target.getValue().sramBytes << "; the whole plan needs "
+        << plan.peakBytes << " bytes per core";
     signalPassFailure();
   }
 };

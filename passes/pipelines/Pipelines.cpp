@@ -14,6 +14,8 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   // sees rms_norm, attention, linear, ... rather than their ONNX pieces.
   pm.addNestedPass<func::FuncOp>(createTfmFoldShapes());
   pm.addNestedPass<func::FuncOp>(createTfmRaiseTransformer());
+  if (options.layers > 0)
+    pm.addPass(createTfmKeepLayers(TfmKeepLayersOptions{options.layers}));
   ConvertTfmToMeshOptions convert;
   convert.grid = options.grid;
   convert.target = options.target;
@@ -27,7 +29,8 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshAllocateRoutes());
   pm.addPass(createMeshCheckMemory());
-  pm.addPass(createConvertMeshToCore());
+  if (options.lower)
+    pm.addPass(createConvertMeshToCore());
 }
 
 namespace {
@@ -60,6 +63,10 @@ struct CompilePipelineOptions
                      "balanced upward shift (mesh-shift-kv-cache)"),
           clEnumValN(wafer::mesh::KvPolicy::concat, "concat",
                      "append to the bottom row (baseline)"))};
+  Option<int64_t> layers{
+      *this, "layers",
+      llvm::cl::desc("Decoder layers to keep (0: all; tfm-keep-layers)"),
+      llvm::cl::init(0)};
 };
 } // namespace
 
@@ -71,6 +78,7 @@ void wafer::registerPipelines() {
         buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
                                   options.allreduce, options.ktreeK,
                                   options.dtype,
-                                  mesh::stringifyKvPolicy(options.kv).str()});
+                                  mesh::stringifyKvPolicy(options.kv).str(),
+                                  options.layers});
       });
 }

@@ -74,4 +74,34 @@ def TfmRaiseTransformer : Pass<"tfm-raise-transformer", "mlir::func::FuncOp"> {
   }];
 }
 
+def TfmKeepLayers : Pass<"tfm-keep-layers", "mlir::ModuleOp"> {
+  let summary = "Keeps the first N decoder layers of a raised LLaMA";
+  let description = [{
+    Cuts the chain of decoder layers of @main after layer `layers`: the
+    final norm reads layer N's residual output (the input of layer N's first
+    norm) instead of the last layer's, the outputs computed from the later
+    layers (their KV caches) are dropped with the arguments only they used
+    (their past KV caches), and what died is erased. Run after
+    tfm-raise-transformer: a layer is found from its `tfm.attention`, whose
+    query is computed from a `tfm.rms_norm` of the layer's input (through
+    linear, reshape, transpose, rope and elementwise ops), so it works for
+    any raised LLaMA, whatever its node names. The final norm is the last
+    `tfm.rms_norm` of @main, after the last attention.
+
+    Sets the module attributes `tfm.layers` (N), `tfm.model_layers` (the
+    model's count) and `tfm.non_layer_ops` (the location names of the ops
+    outside the decoder layers: embedding, final norm, output projection),
+    from which wafer-run derives the time per layer. Fails with one error
+    when the model has fewer than N layers or its layers cannot be found.
+
+    Before (layers=1 of 2): `%h2 = tfm.add %h1, %mlp1 ...`,
+    `%n = tfm.rms_norm %h2, %w ...`. After: `%n = tfm.rms_norm %h1, %w ...`,
+    and layer 1 is gone.
+  }];
+  let options = [
+    Option<"layers", "layers", "int64_t", /*default=*/"0",
+           "Decoder layers to keep (at least 1)">,
+  ];
+}
+
 #endif // WAFER_TFM_PASSES

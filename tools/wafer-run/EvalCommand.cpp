@@ -1,7 +1,7 @@
 //===- EvalCommand.cpp - wafer-run eval: the host reference ---------------===//
 //
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
-//                  [--input-shape NAME=1x16 ...]
+//                  [--input-shape NAME=1x16 ...] [--dim-param NAME=N ...]
 //
 // Evaluates a tfm module (imported, folded, raised or not) on the host with
 // the reference kernels: the golden model later stages are checked against.
@@ -29,10 +29,14 @@ static Error evalError(const Twine &message) {
 }
 
 Expected<OnnxImportOptions>
-wafer::importOptions(ArrayRef<std::string> inputShapes, StringRef inputsPath) {
+wafer::importOptions(ArrayRef<std::string> inputShapes,
+                     ArrayRef<std::string> dimParams, StringRef inputsPath) {
   OnnxImportOptions options;
   for (const std::string &text : inputShapes)
     if (Error error = parseInputShape(text, options))
+      return std::move(error);
+  for (const std::string &text : dimParams)
+    if (Error error = parseDimParam(text, options))
       return std::move(error);
   if (!inputsPath.empty()) {
     Expected<rt::NDArrayMap> arrays = rt::readNpz(inputsPath);
@@ -47,16 +51,18 @@ wafer::importOptions(ArrayRef<std::string> inputShapes, StringRef inputsPath) {
 /// The module to evaluate: parsed MLIR, or an ONNX model imported.
 static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModule(StringRef path, ArrayRef<std::string> inputShapes,
-           StringRef inputsPath, mlir::MLIRContext &context,
+           ArrayRef<std::string> dimParams, StringRef inputsPath, mlir::MLIRContext &context,
            std::string &firstError) {
   if (path.ends_with(".onnx")) {
-    Expected<OnnxImportOptions> options = importOptions(inputShapes, inputsPath);
+    Expected<OnnxImportOptions> options =
+        importOptions(inputShapes, dimParams, inputsPath);
     if (!options)
       return options.takeError();
     return importOnnxFile(path, &context, *options);
   }
-  if (!inputShapes.empty())
-    return evalError("--input-shape applies to ONNX models; " + path +
+  if (!inputShapes.empty() || !dimParams.empty())
+    return evalError(Twine(inputShapes.empty() ? "--dim-param" : "--input-shape") +
+                     " applies to ONNX models; " + path +
                      " already has static shapes");
   if (!sys::fs::exists(path))
     return evalError(path + ": cannot open: no such file");
@@ -83,7 +89,7 @@ static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
 }
 
 int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes,
-                          StringRef inputsPath, StringRef outputsPath) {
+                          ArrayRef<std::string> dimParams, StringRef inputsPath, StringRef outputsPath) {
   auto fail = [](const Twine &message) {
     errs() << "error: " << message << "\n";
     return 1;
@@ -104,7 +110,8 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
     return mlir::success();
   });
   auto module =
-      loadModule(modelPath, inputShapes, inputsPath, context, firstError);
+      loadModule(modelPath, inputShapes, dimParams, inputsPath, context,
+                 firstError);
   if (!module)
     return fail(toString(module.takeError()));
   auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");

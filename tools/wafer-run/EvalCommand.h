@@ -11,15 +11,17 @@
 
 namespace wafer {
 /// The import options of an ONNX model run on `inputsPath` (may be empty):
-/// --input-shape bindings, and the .npz arrays' shapes as hints for the
-/// dynamic dimensions the bindings leave open.
+/// --input-shape and --dim-param bindings, and the .npz arrays' shapes as
+/// hints for the dynamic dimensions the bindings leave open.
 llvm::Expected<OnnxImportOptions>
 importOptions(llvm::ArrayRef<std::string> inputShapes,
+              llvm::ArrayRef<std::string> dimParams,
               llvm::StringRef inputsPath);
 
 /// Runs `wafer-run eval`; returns the exit code (errors printed as one line).
 int runEvalCommand(llvm::StringRef modelPath,
                    llvm::ArrayRef<std::string> inputShapes,
+                   llvm::ArrayRef<std::string> dimParams,
                    llvm::StringRef inputsPath, llvm::StringRef outputsPath);
 } // namespace wafer
 

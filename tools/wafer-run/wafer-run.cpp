@@ -6,8 +6,9 @@
 //             [--kv shift|concat] [--phase prefill|decode]
 //             --inputs in.npz --outputs out.npz
 //             [--stats stats.json] [--threads N] [--input-shape NAME=1x16]
+//             [--dim-param NAME=N] [--layers N]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
-//             [--input-shape NAME=1x16]
+//             [--input-shape NAME=1x16] [--dim-param NAME=N]
 //
 // Every failure is one line `error: <where>: <what>` and exit code 1.
 //
@@ -22,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -45,6 +47,16 @@ static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
 static cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Static shape for an ONNX graph input, NAME=1x16"),
     cl::sub(runCommand), cl::sub(evalCommand));
+static cl::list<std::string> dimParams(
+    "dim-param",
+    cl::desc("Value of a named dynamic dimension of the ONNX graph's inputs, "
+             "NAME=N (every input that has it; repeat for several names)"),
+    cl::sub(runCommand), cl::sub(evalCommand));
+static cl::opt<int64_t> layersOption(
+    "layers",
+    cl::desc("Compile only the first N decoder layers; the report adds the "
+             "time per layer and the whole model's, extrapolated"),
+    cl::init(0), cl::sub(runCommand));
 static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
                                        cl::sub(runCommand));
 static cl::opt<std::string> targetOption(
@@ -139,8 +151,61 @@ static std::string describe(mlir::Location loc) {
   return file;
 }
 
+/// What --layers compiled: N of the model's L layers, and the names of the
+/// ops outside the layers (from tfm-keep-layers).
+struct LayerSubset {
+  int64_t layers = 0, modelLayers = 0;
+  StringSet<> nonLayerOps;
+};
+
+/// Whether `imported` fits the memory of an n x n grid: the pipeline up to
+/// mesh-check-memory on a copy.
+static bool fitsSquare(mlir::ModuleOp imported, int64_t n,
+                       CompileOptions options) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy(imported.clone());
+  options.grid = formatv("{0}x{0}", n).str();
+  options.lower = false;
+  mlir::PassManager pm(imported.getContext());
+  buildCompilePipeline(pm, options);
+  return mlir::succeeded(pm.run(*copy));
+}
+
+/// "; the smallest square grid it fits is NxN" for a model that does not
+/// fit `grid`: doubling, then bisection, up to the fabric's smaller side
+/// (assuming the bytes per core do not grow with the grid).
+static std::string smallestSquareGrid(mlir::ModuleOp imported,
+                                      const CompileOptions &options) {
+  Expected<rt::Target> target = rt::loadTarget(options.target);
+  int64_t height = 0, width = 0;
+  if (!target || StringRef(options.grid).split('x').first.getAsInteger(10, height) ||
+      StringRef(options.grid).split('x').second.getAsInteger(10, width)) {
+    consumeError(target.takeError());
+    return "";
+  }
+  int64_t limit = std::min(target->fabricHeight, target->fabricWidth);
+  int64_t fails = std::max(height, width), fits = 0;
+  for (int64_t n = std::min(2 * fails, limit); n > fails;
+       n = std::min(2 * n, limit)) {
+    if (fitsSquare(imported, n, options)) {
+      fits = n;
+      break;
+    }
+    fails = n;
+  }
+  if (!fits)
+    return formatv("; it fits no square grid up to {0}x{0} (the fabric of "
+                   "target '{1}')",
+                   limit, target->name)
+        .str();
+  while (fits - fails > 1) {
+    int64_t mid = (fails + fits) / 2;
+    (fitsSquare(imported, mid, options) ? fits : fails) = mid;
+  }
+  return formatv("; the smallest square grid it fits is {0}x{0}", fits).str();
+}
+
 /// Compiles an ONNX model to a runtime program.
-static Expected<rt::Program> compileOnnx(StringRef path) {
+static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   mlir::MLIRContext context;
   context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
                       mlir::func::FuncDialect>();
@@ -151,7 +216,8 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
       firstError = describe(diag.getLocation()) + ": " + diag.str();
     return mlir::success();
   });
-  Expected<OnnxImportOptions> options = importOptions(inputShapes, inputsPath);
+  Expected<OnnxImportOptions> options =
+      importOptions(inputShapes, dimParams, inputsPath);
   if (!options)
     return options.takeError();
   auto module = importOnnxFile(path, &context, *options);
@@ -164,29 +230,49 @@ static Expected<rt::Program> compileOnnx(StringRef path) {
     return createStringError(inconvertibleErrorCode(),
                              "unknown kv cache policy '" + kvOption +
                                  "' (known: shift, concat)");
+  CompileOptions compile{gridOption,   targetOption, gemmOption,
+                         allreduceOption, ktreeOption, dtypeOption,
+                         kvOption,     layersOption};
+  mlir::OwningOpRef<mlir::ModuleOp> imported((*module)->clone());
   mlir::PassManager pm(&context);
-  buildCompilePipeline(pm, {gridOption, targetOption, gemmOption,
-                            allreduceOption, ktreeOption, dtypeOption,
-                            kvOption});
-  if (mlir::failed(pm.run(**module)))
-    return createStringError(inconvertibleErrorCode(),
-                             firstError.empty() ? "compilation failed"
-                                                : firstError);
+  buildCompilePipeline(pm, compile);
+  if (mlir::failed(pm.run(**module))) {
+    if (firstError.empty())
+      firstError = "compilation failed";
+    else if (StringRef(firstError).contains("mesh-check-memory: "))
+      firstError += smallestSquareGrid(*imported, compile);
+    return createStringError(inconvertibleErrorCode(), firstError);
+  }
+  if (auto layers = (*module)->getOperation()->getAttrOfType<mlir::IntegerAttr>("tfm.layers")) {
+    subset.layers = layers.getInt();
+    subset.modelLayers =
+        (*module)->getOperation()->getAttrOfType<mlir::IntegerAttr>("tfm.model_layers").getInt();
+    for (auto name :
+         (*module)->getOperation()->getAttrOfType<mlir::ArrayAttr>("tfm.non_layer_ops")
+             .getAsValueRange<mlir::StringAttr>())
+      subset.nonLayerOps.insert(name);
+  }
   // The timing mode reads no weights, unless a bundle is to be kept.
   bool weights = modeOption != "timing" || !saveBundlePath.empty();
   return buildRuntimeProgram(**module, weights);
 }
 
-static Expected<rt::Program> loadModel(StringRef path) {
+static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset) {
   auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
                                     /*RequiresNullTerminator=*/false);
   if (!file)
     return createStringError(inconvertibleErrorCode(),
                              path + ": cannot open: " +
                                  file.getError().message());
-  if (rt::looksLikeBundle((*file)->getBuffer()))
+  if (rt::looksLikeBundle((*file)->getBuffer())) {
+    if (layersOption.getNumOccurrences() || !dimParams.empty())
+      return createStringError(
+          inconvertibleErrorCode(),
+          path + ": is a compiled bundle; --layers and --dim-param apply to "
+                 "ONNX models");
     return rt::deserializeBundle((*file)->getBuffer(), path);
-  return compileOnnx(path);
+  }
+  return compileOnnx(path, subset);
 }
 
 /// The phase a run stands for and the tokens it yields: a prefill the
@@ -222,8 +308,34 @@ phaseTokens(const rt::Program &program, const rt::NDArrayMap &inputs) {
   return PhaseTokens{"prefill", ids};
 }
 
+/// The time of a --layers run per layer and scaled to the whole model:
+/// the ops outside the layers once, the layers' time L / N times.
+struct Extrapolation {
+  int64_t layers = 0, modelLayers = 0;
+  double layerCycles = 0, cycles = 0, seconds = 0;
+};
+
+static std::optional<Extrapolation>
+extrapolate(const LayerSubset &subset, const rt::Program &program,
+            const rt::RunStats &stats) {
+  if (!subset.layers)
+    return std::nullopt;
+  int64_t outside = 0;
+  for (const rt::OpStats &op : stats.ops)
+    if (subset.nonLayerOps.contains(op.name))
+      outside += op.cycles;
+  Extrapolation e;
+  e.layers = subset.layers;
+  e.modelLayers = subset.modelLayers;
+  e.layerCycles = double(stats.cycles - outside) / subset.layers;
+  e.cycles = outside + e.layerCycles * subset.modelLayers;
+  e.seconds = e.cycles / program.target.clockHz;
+  return e;
+}
+
 static void printReport(const rt::Program &program, const rt::RunStats &stats,
-                        const std::optional<PhaseTokens> &phase) {
+                        const std::optional<PhaseTokens> &phase,
+                        const std::optional<Extrapolation> &scaled) {
   outs() << formatv("grid {0}x{1} on {2}: {3} cycles = {4:e3} s at {5:e2} Hz\n",
                     program.gridHeight, program.gridWidth, program.target.name,
                     stats.cycles, stats.seconds, program.target.clockHz);
@@ -240,6 +352,18 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                       "request\n",
                       phase->phase, phase->tokens,
                       phase->tokens / stats.seconds);
+  if (scaled) {
+    outs() << formatv("layers {0} of {1}: {2:f1} cycles per layer; "
+                      "extrapolated to all {1} layers: {3:f0} cycles = "
+                      "{4:e3} s\n",
+                      scaled->layers, scaled->modelLayers, scaled->layerCycles,
+                      scaled->cycles, scaled->seconds);
+    if (phase)
+      outs() << formatv("{0} extrapolated to all {1} layers: {2:f1} "
+                        "tokens/s per request\n",
+                        phase->phase, scaled->modelLayers,
+                        phase->tokens / scaled->seconds);
+  }
   for (const rt::OpStats &op : stats.ops)
     outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles ({4} compute)\n",
                       op.name, op.kind, op.algorithm, op.cycles,
@@ -262,7 +386,11 @@ static int run() {
   if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
     return fail("--outputs needs --mode functional: the timing mode "
                 "computes no values");
-  Expected<rt::Program> program = loadModel(modelPath);
+  if (layersOption.getNumOccurrences() && layersOption < 1)
+    return fail("--layers " + Twine(layersOption) +
+                ": give at least 1 decoder layer");
+  LayerSubset subset;
+  Expected<rt::Program> program = loadModel(modelPath, subset);
   if (!program)
     return fail(toString(program.takeError()));
   if (!saveBundlePath.empty())
@@ -289,6 +417,8 @@ static int run() {
       rt::runProgram(*program, inputs, emulatorOptions);
   if (!result)
     return fail(toString(result.takeError()));
+  std::optional<Extrapolation> scaled =
+      extrapolate(subset, *program, result->stats);
   if (!outputsPath.empty())
     if (Error error = rt::writeNpz(outputsPath, result->outputs))
       return fail(toString(std::move(error)));
@@ -306,16 +436,21 @@ static int run() {
       object->try_emplace("tokens_per_second",
                           (*phase)->tokens / result->stats.seconds);
     }
+    if (scaled) {
+      json::Object *object = stats.getAsObject();
+      object->try_emplace("layers", scaled->layers);
+      object->try_emplace("model_layers", scaled->modelLayers);
+      object->try_emplace("extrapolated", true);
+      object->try_emplace("layer_cycles", scaled->layerCycles);
+      object->try_emplace("extrapolated_cycles", scaled->cycles);
+      object->try_emplace("extrapolated_seconds", scaled->seconds);
+      if (*phase)
+        object->try_emplace("extrapolated_tokens_per_second",
+                            (*phase)->tokens / scaled->seconds);
+    }
     os << formatv("{0:2}", stats) << "\n";
   }
-  if (!tracePath.empty()) {
-    std::error_code ec;
-    raw_fd_ostream os(tracePath, ec, sys::fs::OF_Text);
-    if (ec)
-      return fail(tracePath + ": cannot write: " + ec.message());
-    rt::writeChromeTrace(*program, *result, os);
-  }
-  printReport(*program, result->stats, *phase);
+  printReport(*program, result->stats, *phase, scaled);
   return 0;
 }
 
@@ -328,6 +463,7 @@ int main(int argc, char **argv) {
   if (runCommand)
     return run();
   if (evalCommand)
-    return runEvalCommand(modelPath, inputShapes, inputsPath, outputsPath);
+    return runEvalCommand(modelPath, inputShapes, dimParams, inputsPath,
+                          outputsPath);
   return fail("expected a command: wafer-run run|eval MODEL ... (see --help)");
 }

@@ -21,6 +21,10 @@ static llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape for a graph input of --import-onnx, "
                    "NAME=D0xD1x... (binds dynamic dimensions)"));
+static llvm::cl::list<std::string> dimParams(
+    "dim-param",
+    llvm::cl::desc("Value of a named dynamic dimension of --import-onnx's "
+                   "graph inputs, NAME=N (every input that has it)"));
 
 /// The checkpoint commands: `--inspect-checkpoint FILE|DIR` prints the LLaMA
 /// config, RoPE row order and tensors; `--import-gguf FILE` and
@@ -52,6 +56,9 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
   llvm::cl::opt<int64_t> pastLen("past-len",
                                  llvm::cl::desc("Decode: cached tokens"),
                                  llvm::cl::init(0));
+  llvm::cl::opt<int64_t> layers(
+      "layers", llvm::cl::desc("Build only the first N decoder layers"),
+      llvm::cl::init(0));
   llvm::cl::opt<std::string> output("o", llvm::cl::desc("Output file"),
                                     llvm::cl::init("-"));
   llvm::cl::ParseCommandLineOptions(argc, argv, "wafer checkpoint tools\n");
@@ -85,7 +92,13 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
     return 1;
   }
   mlir::MLIRContext context;
-  auto module = wafer::importCheckpoint(path, &context, {seqLen, pastLen});
+  if (layers.getNumOccurrences() && layers < 1) {
+    llvm::errs() << "error: --layers " << layers
+                 << ": give at least 1 decoder layer\n";
+    return 1;
+  }
+  auto module =
+      wafer::importCheckpoint(path, &context, {seqLen, pastLen, layers});
   if (!module)
     return failWith(module.takeError());
   std::string message;
@@ -112,12 +125,15 @@ int main(int argc, char **argv) {
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
                 ->getBufferIdentifier();
         wafer::OnnxImportOptions options;
-        for (const std::string &text : inputShapes)
-          if (llvm::Error error = wafer::parseInputShape(text, options)) {
-            llvm::errs() << "error: " << llvm::toString(std::move(error))
-                         << "\n";
-            return nullptr;
-          }
+        for (auto [texts, parse] :
+             {std::pair(&inputShapes, &wafer::parseInputShape),
+              std::pair(&dimParams, &wafer::parseDimParam)})
+          for (const std::string &text : *texts)
+            if (llvm::Error error = parse(text, options)) {
+              llvm::errs() << "error: " << llvm::toString(std::move(error))
+                           << "\n";
+              return nullptr;
+            }
         auto module = wafer::importOnnxFile(path, context, options);
         if (!module) {
           // The message already names the file and node: print it as is.

@@ -13,6 +13,10 @@ struct CheckpointImportOptions {
   /// `pastLen` cached tokens.
   int64_t seqLen = 0;
   int64_t pastLen = 0;
+  /// Build only the first `layers` decoder layers (0: all of them); the
+  /// module then carries `tfm.layers` and `tfm.model_layers` as
+  /// tfm-keep-layers sets them.
+  int64_t layers = 0;
 };
 
 /// Builds the raised tfm module of a GGUF or safetensors LLaMA checkpoint

@@ -24,10 +24,17 @@ struct OnnxImportOptions {
   /// name: they bind an input's dynamic dimensions when inputShapes does
   /// not name it. Names that are not graph inputs are ignored.
   std::map<std::string, std::vector<int64_t>> shapeHints;
+  /// Values of named dynamic dimensions (ONNX `dim_param`), by name, for
+  /// every graph input that has them (ONNX Runtime's free dimension
+  /// overrides). They must agree with inputShapes and shapeHints.
+  std::map<std::string, int64_t> dimParams;
 };
 
 /// Parses "name=1x16" into `options`; the error says what is wrong.
 llvm::Error parseInputShape(llvm::StringRef text, OnnxImportOptions &options);
+
+/// Parses "past=8" (--dim-param) into `options`.
+llvm::Error parseDimParam(llvm::StringRef text, OnnxImportOptions &options);
 
 /// Imports an ONNX model as a tfm module with one function @main: graph
 /// inputs become arguments (attribute `tfm.name`), large initializers become

@@ -37,9 +37,14 @@ struct CompileOptions {
   std::string dtype = "f32";
   /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
   std::string kv = "shift";
+  /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
+  int64_t layers = 0;
+  /// False stops after mesh-check-memory (to ask whether a plan fits).
+  bool lower = true;
 };
 
-/// Adds tfm-fold-shapes, tfm-raise-transformer, convert-tfm-to-mesh,
+/// Adds tfm-fold-shapes, tfm-raise-transformer, tfm-keep-layers (when
+/// options.layers > 0), convert-tfm-to-mesh,
 /// mesh-place-interleave, mesh-allocate-routes, mesh-check-memory and
 /// convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
