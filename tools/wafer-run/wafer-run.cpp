@@ -450,6 +450,13 @@ static int run() {
     }
     os << formatv("{0:2}", stats) << "\n";
   }
+  if (!tracePath.empty()) {
+    std::error_code ec;
+    raw_fd_ostream os(tracePath, ec, sys::fs::OF_Text);
+    if (ec)
+      return fail(tracePath + ": cannot write: " + ec.message());
+    rt::writeChromeTrace(*program, *result, os);
+  }
   printReport(*program, result->stats, *phase, scaled);
   return 0;
 }
