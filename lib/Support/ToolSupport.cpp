@@ -118,7 +118,7 @@ Error wafer::checkNestingDepth(MemoryBufferRef buffer, unsigned limit) {
             inconvertibleErrorCode(),
             buffer.getBufferIdentifier() + ":" + Twine(line) + ":" +
                 Twine(i - lineStart + 1) +
-                ": error: brackets nest deeper than " + Twine(limit) +
+                ": brackets nest deeper than " + Twine(limit) +
                 " levels");
       break;
     case '>':

@@ -265,7 +265,8 @@ void wafer::registerBundleTranslations() {
         // MLIR's parser recurses per nesting level: bound it first.
         if (llvm::Error error = checkNestingDepth(
                 *sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID()))) {
-          llvm::errs() << llvm::toString(std::move(error)) << "\n";
+          llvm::errs() << "error: " << llvm::toString(std::move(error))
+                       << "\n";
           return failure();
         }
         OwningOpRef<ModuleOp> module =

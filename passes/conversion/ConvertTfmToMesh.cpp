@@ -40,9 +40,10 @@ struct ConvertTfmToMeshPass
           << llvm::toString(loaded.takeError());
       return signalPassFailure();
     }
-    if (ktreeK < 0) {
+    // 64 levels of at least two reach every grid; more change nothing.
+    if (ktreeK < 0 || ktreeK > 64) {
       module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1 "
-                       "(or 0: chosen per GEMV), got ")
+                       "(or 0: chosen per GEMV) and at most 64, got ")
           << int64_t(ktreeK);
       return signalPassFailure();
     }

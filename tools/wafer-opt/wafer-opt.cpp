@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (llvm::Error error = wafer::checkNestingDepth(**input)) {
-    llvm::errs() << llvm::toString(std::move(error)) << "\n";
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
     return 1;
   }
   if (!config.shouldVerifyDiagnostics() && config.inputSplitMarker().empty() &&

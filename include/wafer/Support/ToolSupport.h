@@ -40,7 +40,7 @@ openInputFile(llvm::StringRef path);
 /// below twenty.
 constexpr unsigned kMaxNestingDepth = 1000;
 
-/// Fails with `file:line:col: error: ...` when the brackets of MLIR text
+/// Fails with `file:line:col: ...` when the brackets of MLIR text
 /// nest deeper than `limit` (counted outside strings and comments). MLIR
 /// bytecode passes unchecked.
 llvm::Error checkNestingDepth(llvm::MemoryBufferRef buffer,
