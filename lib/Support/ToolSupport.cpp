@@ -8,6 +8,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <unistd.h>
+
 using namespace llvm;
 
 void wafer::hideForeignOptions(ArrayRef<const cl::OptionCategory *> keep) {
@@ -41,11 +43,49 @@ static std::string oneLine(StringRef text, StringRef tool) {
   return join(parts, "; ");
 }
 
+std::string wafer::captureStderr(function_ref<void()> action) {
+  SmallString<128> path;
+  int fd;
+  if (sys::fs::createTemporaryFile("wafer", "err", fd, path)) {
+    action();
+    return "";
+  }
+  errs().flush();
+  int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  action();
+  errs().flush();
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fd);
+  auto captured = MemoryBuffer::getFile(path);
+  sys::fs::remove(path);
+  return captured ? (*captured)->getBuffer().str() : "";
+}
+
 bool wafer::parseCommandLine(int argc, const char *const *argv,
                              StringRef overview) {
+  // Some of the parser's messages go to the stream given, others (bad
+  // option values) straight to stderr: catch both.
   std::string errors;
   raw_string_ostream os(errors);
-  if (cl::ParseCommandLineOptions(argc, argv, overview, &os))
+  bool parsed = false;
+  auto parse = [&] {
+    parsed = cl::ParseCommandLineOptions(argc, argv, overview, &os);
+  };
+  // --help and --version print and exit inside the parser: not captured.
+  bool informational = llvm::any_of(
+      ArrayRef(argv + 1, argv + argc), [](const char *arg) {
+        StringRef a = StringRef(arg).ltrim('-');
+        return a.starts_with("help") || a == "version" || a == "h";
+      });
+  std::string direct;
+  if (informational)
+    parse();
+  else
+    direct = captureStderr(parse);
+  errors = direct + errors;
+  if (parsed && direct.empty())
     return true;
   StringRef tool = argc > 0 ? StringRef(argv[0]) : StringRef();
   tool = tool.substr(tool.find_last_of('/') + 1);

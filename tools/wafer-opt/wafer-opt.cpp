@@ -19,12 +19,10 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-#include <unistd.h>
 
 static llvm::cl::OptionCategory category("wafer-opt options");
 static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
@@ -40,17 +38,9 @@ static llvm::cl::opt<std::string> outputFilename("o",
 /// stderr over several lines, so they are caught there and joined into one.
 static mlir::LogicalResult setupPipeline(const mlir::MlirOptMainConfig &config,
                                          mlir::PassManager &pm) {
-  llvm::SmallString<128> capturePath;
-  int captureFd;
-  if (llvm::sys::fs::createTemporaryFile("wafer-opt", "err", captureFd,
-                                         capturePath))
-    return config.setupPassPipeline(pm);
-  llvm::errs().flush();
-  int saved = dup(STDERR_FILENO);
-  dup2(captureFd, STDERR_FILENO);
   std::string diagnostic;
   mlir::LogicalResult result = mlir::success();
-  {
+  std::string captured = wafer::captureStderr([&] {
     mlir::ScopedDiagnosticHandler handler(
         pm.getContext(), [&](mlir::Diagnostic &diag) {
           if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
@@ -59,13 +49,7 @@ static mlir::LogicalResult setupPipeline(const mlir::MlirOptMainConfig &config,
           return mlir::success();
         });
     result = config.setupPassPipeline(pm);
-  }
-  llvm::errs().flush();
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(captureFd);
-  auto captured = llvm::MemoryBuffer::getFile(capturePath);
-  llvm::sys::fs::remove(capturePath);
+  });
   if (mlir::succeeded(result))
     return result;
   // "<Pass-Options-Parser>: no such option x" or "wafer-opt: for the --kv
@@ -74,9 +58,8 @@ static mlir::LogicalResult setupPipeline(const mlir::MlirOptMainConfig &config,
   // "MLIR Textual PassPipeline Parser:1:5: error: x" points into the option.
   if (size_t at = text.find(": error: "); at != std::string::npos)
     text = "--pass-pipeline: " + text.substr(at + 9);
-  if (captured) {
-    llvm::StringRef detail =
-        (*captured)->getBuffer().split('\n').first.trim();
+  {
+    llvm::StringRef detail = llvm::StringRef(captured).split('\n').first.trim();
     detail = detail.substr(detail.find(": ") == llvm::StringRef::npos
                                ? 0
                                : detail.find(": ") + 2);

@@ -169,7 +169,8 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
   };
   auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
   if (!outputs)
-    return fail(inputsPath + ": " + toString(outputs.takeError()));
+    return fail((inputsPath.empty() ? modelPath : inputsPath) + ": " +
+                toString(outputs.takeError()));
   rt::NDArrayMap arrays;
   for (auto &[name, tensor] : *outputs) {
     rt::NDArray array;

@@ -11,6 +11,7 @@
 #define WAFER_SUPPORT_TOOLSUPPORT_H
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -29,6 +30,11 @@ void hideForeignOptions(
 /// (LLVM's parser prints several, without the prefix) and returns false.
 bool parseCommandLine(int argc, const char *const *argv,
                       llvm::StringRef overview);
+
+/// Runs `action` with stderr (the file descriptor, so LLVM's and MLIR's
+/// direct writes too) going to a temporary file, and returns what it wrote:
+/// for libraries that print multi-line messages where a tool wants one.
+std::string captureStderr(llvm::function_ref<void()> action);
 
 /// Opens `path` ("-" for stdin) as a whole: regular files and stdin only, so
 /// that a FIFO or a directory is an error rather than a hang.
