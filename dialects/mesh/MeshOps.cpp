@@ -1,5 +1,6 @@
 //===- MeshOps.cpp - Mesh op verifiers ------------------------------------===//
 #include "wafer/Dialect/Mesh/MeshOps.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -34,6 +35,22 @@ static LogicalResult verifyDistributed(Operation *op, Value value,
              << " blocks, not a multiple of the grid's "
              << (axis == LayoutAttr::kX ? "width " : "height ") << extent;
   }
+  // Every core holds a tile of at most size + blocks elements per dimension
+  // (padding included); bounding that product in bytes keeps the buffer
+  // sizes and offsets derived from it free of overflow.
+  std::optional<int64_t> bound = 8;
+  for (auto [d, count] : llvm::zip(type.getShape(), layout.getBlocks())) {
+    if (ShapedType::isDynamic(d))
+      return op->emitOpError() << role << " has a dynamic dimension";
+    if (d <= 0)
+      return op->emitOpError() << role << " has a dimension of size " << d
+                               << "; the grid holds no empty tensors";
+    if (bound)
+      bound = wafer::checkedMul(*bound, wafer::saturatingAdd(d, count));
+  }
+  if (!bound)
+    return op->emitOpError() << role << " " << type
+                             << " is too large: its size overflows 64 bits";
   return success();
 }
 
@@ -119,17 +136,15 @@ LogicalResult CollectOp::verify() {
     return emitOpError("result must be a host tensor without a layout");
   // The host may read the tensor back under another shape of the same
   // elements (dropping or adding unit dimensions, merging heads).
-  auto elements = [](ArrayRef<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  };
   SmallVector<int64_t> read(shapeOf(getSource()));
   if (getIndexDim() && getIndexMap() && int64_t(*getIndexDim()) >= 0 &&
       int64_t(*getIndexDim()) < int64_t(read.size()))
     read[*getIndexDim()] = getIndexMap()->size();
-  if (elements(result.getShape()) != elements(read))
+  std::optional<int64_t> resultCount =
+      wafer::checkedElementCount(result.getShape());
+  if (!resultCount)
+    return emitOpError("result's number of elements overflows 64 bits");
+  if (resultCount != wafer::checkedElementCount(read))
     return emitOpError("result must have the source's number of elements");
   if (bool(getIndexDim()) != bool(getIndexMap()))
     return emitOpError("index_dim and index_map go together");

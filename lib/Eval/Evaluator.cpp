@@ -1,6 +1,7 @@
 //===- Evaluator.cpp - Host evaluation of tfm modules ---------------------===//
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -103,6 +104,18 @@ static ArrayRef<int64_t> resultShape(Operation *op) {
   return llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
 }
 
+/// The token-id input a lookup in a weight table reads (an embedding), if
+/// the op is one: its ids must be rows of the table, as on the mesh, where
+/// ONNX's negative gather indices counting from the end do not apply.
+static BlockArgument tokenIds(Operation *op) {
+  if (!isa<tfm::GatherOp, tfm::EmbedOp>(op) ||
+      !op->getOperand(0).getDefiningOp<tfm::WeightOp>())
+    return nullptr;
+  if (auto gather = dyn_cast<tfm::GatherOp>(op); gather && gather.getAxis())
+    return nullptr;
+  return dyn_cast<BlockArgument>(op->getOperand(1));
+}
+
 /// The first index of a gather or embed outside its dimension, with the
 /// dimension's size: a token id beyond the vocabulary is bad input, never a
 /// read out of bounds.
@@ -114,15 +127,46 @@ outOfRangeIndex(Operation *op, ArrayRef<const Tensor *> operands) {
   else if (!isa<tfm::EmbedOp>(op))
     return std::nullopt;
   int64_t size = operands[0]->shape[axis];
+  int64_t lowest = tokenIds(op) ? 0 : -size;
   for (double index : operands[1]->data)
-    if (index < -size || index >= size)
+    if (index < lowest || index >= size)
       return std::pair{toIndex(index), size};
+  return std::nullopt;
+}
+
+/// Integer Div and Mod have no value for a zero divisor (ONNX leaves it
+/// undefined) nor for INT64_MIN / -1: folding or evaluating them is an error.
+static std::optional<StringRef>
+undefinedIntegerDivision(Operation *op, ArrayRef<const Tensor *> operands) {
+  if (!isa<tfm::DivOp, tfm::ModOp>(op) || resultKind(op) != ElementKind::I64)
+    return std::nullopt;
+  for (double divisor : operands[1]->data)
+    if (divisor == 0.0)
+      return StringRef("integer division by zero");
+  if (llvm::any_of(operands[0]->data,
+                   [](double v) { return v <= double(INT64_MIN); }) &&
+      llvm::is_contained(operands[1]->data, -1.0))
+    return StringRef("integer division overflows int64");
+  return std::nullopt;
+}
+
+/// Results the host cannot hold (the evaluator computes in double).
+static std::optional<int64_t> oversizedResult(Operation *op) {
+  for (Value result : op->getResults()) {
+    auto type = llvm::dyn_cast<RankedTensorType>(result.getType());
+    if (!type)
+      continue;
+    std::optional<int64_t> count = checkedElementCount(type.getShape());
+    if (!count || *count > kMaxHostElements)
+      return count.value_or(-1);
+  }
   return std::nullopt;
 }
 
 FailureOr<Tensor> eval::evaluateOp(Operation *op,
                                    ArrayRef<const Tensor *> operands) {
-  if (outOfRangeIndex(op, operands))
+  if (oversizedResult(op) || outOfRangeIndex(op, operands) ||
+      undefinedIntegerDivision(op, operands))
     return failure();
   if (std::optional<UnaryFn> fn = unaryFn(op))
     return unary(*fn, *operands[0]);
@@ -304,10 +348,30 @@ eval::evaluateFunction(Operation *function,
         return evalError(describe(&op) + ": operand has no value");
       operands.push_back(&it->second);
     }
-    if (auto bad = outOfRangeIndex(&op, operands))
+    if (std::optional<int64_t> count = oversizedResult(&op))
+      return evalError(describe(&op) + ": its result of " +
+                       (*count < 0 ? std::string("more than 2^63")
+                                   : std::to_string(*count)) +
+                       " elements is too large for the host evaluator "
+                       "(at most " + llvm::Twine(kMaxHostElements) + ")");
+    if (auto bad = outOfRangeIndex(&op, operands)) {
+      if (BlockArgument ids = tokenIds(&op)) {
+        auto name = func.getArgAttrOfType<StringAttr>(ids.getArgNumber(),
+                                                      "tfm.name");
+        return evalError("input '" +
+                         (name ? name.getValue().str()
+                               : "arg" + std::to_string(ids.getArgNumber())) +
+                         "': token id " + llvm::Twine(bad->first) +
+                         " is outside the embedding table of " +
+                         llvm::Twine(bad->second) + " rows");
+      }
       return evalError(describe(&op) + ": index " + llvm::Twine(bad->first) +
                        " is out of range for a dimension of size " +
                        llvm::Twine(bad->second));
+    }
+    if (std::optional<StringRef> undefined =
+            undefinedIntegerDivision(&op, operands))
+      return evalError(describe(&op) + ": " + *undefined);
     FailureOr<Tensor> result = evaluateOp(&op, operands);
     if (failed(result))
       return evalError(describe(&op) + ": the host evaluator does not "

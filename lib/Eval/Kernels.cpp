@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Eval/Kernels.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -25,10 +26,8 @@ Tensor::Tensor(ElementKind kind, std::vector<int64_t> shape, double fill)
       data(size_t(elementCount(this->shape)), fill) {}
 
 int64_t elementCount(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  return checkedElementCount(shape).value_or(
+      std::numeric_limits<int64_t>::max());
 }
 
 int64_t toIndex(double value) {
@@ -157,7 +156,8 @@ double applyUnary(UnaryFn fn, double x) {
 
 /// Integer Div and Mod, on int64. Div truncates toward zero (ONNX, as C++).
 /// Mod is ONNX fmod=0: the remainder takes the divisor's sign, like Python's
-/// %. Division by zero, undefined in ONNX, gives 0 here rather than trapping.
+/// %. Division by zero, undefined in ONNX, is rejected by evaluateOp before
+/// any kernel runs; 0 here only keeps the kernel from trapping.
 double integerDivMod(BinaryFn fn, double a, double b) {
   int64_t x = toIndex(a), y = toIndex(b);
   if (y == 0)

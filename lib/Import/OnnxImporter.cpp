@@ -9,6 +9,7 @@
 #include "GraphImporter.h"
 #include "OnnxChecker.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -28,8 +29,20 @@ using namespace wafer::onnx_import;
 /// are needed for shapes and folding); larger ones are weight references.
 static constexpr int64_t kConstantInitializerLimit = 256;
 
+/// The newest default-domain opset the importer knows. Opsets 19 to 21 add
+/// only element types (float8, int4) and attributes of them, which the
+/// importer rejects by type; newer ones may change semantics it has not seen.
+static constexpr int64_t kNewestOpset = 21;
+
 llvm::Error onnx_import::fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string onnx_import::escaped(llvm::StringRef text) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::printEscapedString(text, os);
+  return out;
 }
 
 std::string onnx_import::shapeText(ArrayRef<int64_t> shape) {
@@ -101,6 +114,10 @@ locateExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
   }
   if (location.empty())
     return fail(where + ": external data has no location");
+  // A NUL would end the path the OS sees early: "w.bin\0junk" is not w.bin.
+  if (location.find('\0') != std::string::npos)
+    return fail(where + ": external data location '" + escaped(location) +
+                "' contains a NUL byte");
   if (llvm::sys::path::is_absolute(location))
     return fail(where + ": external data location '" + location +
                 "' is absolute; it must be relative to the model");
@@ -117,20 +134,27 @@ locateExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
       return fail(where + ": external data location '" + location +
                   "' resolves through a symlink");
   }
-  uint64_t fileSize;
-  if (std::error_code ec = llvm::sys::fs::file_size(file, fileSize))
+  // Regular files only: opening a FIFO blocks, a directory has no bytes.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(file, status))
     return fail(where + ": external data file '" + file.str() +
                 "': " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return fail(where + ": external data file '" + file.str() +
+                "' is not a regular file");
+  uint64_t fileSize = status.getSize();
   if (length < 0)
     length = expectedBytes;
   if (length != expectedBytes)
     return fail(where + ": external data length " + llvm::Twine(length) +
                 " differs from the " + llvm::Twine(expectedBytes) +
                 " bytes its shape needs");
-  if (uint64_t(offset + length) > fileSize)
-    return fail(where + ": external data [" + llvm::Twine(offset) + ", " +
-                llvm::Twine(offset + length) + ") lies beyond the end of '" +
-                file.str() + "' (" + llvm::Twine(fileSize) + " bytes)");
+  std::optional<int64_t> end = checkedAdd(offset, length);
+  if (!end || uint64_t(*end) > fileSize)
+    return fail(where + ": external data at offset " + llvm::Twine(offset) +
+                " with " + llvm::Twine(length) + " bytes lies beyond the end "
+                "of '" + file.str() + "' (" + llvm::Twine(fileSize) +
+                " bytes)");
   return ExternalData{file.str().str(), offset, length};
 }
 
@@ -168,15 +192,47 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
   for (int64_t d : tensor.dims())
     if (d < 0)
       return fail(where + " has a negative dimension");
-  eval::Tensor result(kind, {tensor.dims().begin(), tensor.dims().end()});
-  int64_t count = result.size();
+  std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
   int64_t width = type == onnx::TensorProto::BOOL       ? 1
                   : (type == onnx::TensorProto::INT32 ||
                      type == onnx::TensorProto::FLOAT) ? 4
                                                         : 8;
-  auto fromBytes = [&](const char *bytes) {
-    for (int64_t i = 0; i < count; ++i) {
-      const char *p = bytes + i * width;
+  // The data's size is checked against the shape before anything of the
+  // shape's size is allocated.
+  std::optional<int64_t> count = checkedElementCount(dims);
+  std::optional<int64_t> bytes =
+      count ? checkedByteSize(*count, width) : std::nullopt;
+  if (!bytes)
+    return fail(where + " has shape " + shapeText(dims) +
+                ", whose size overflows 64 bits");
+  int64_t available = -1;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    available = *bytes; // checked against the file when it is mapped
+  else if (tensor.has_raw_data())
+    available = int64_t(tensor.raw_data().size());
+  else
+    available = type == onnx::TensorProto::FLOAT    ? tensor.float_data_size()
+                : type == onnx::TensorProto::DOUBLE ? tensor.double_data_size()
+                : type == onnx::TensorProto::INT64  ? tensor.int64_data_size()
+                                                    : tensor.int32_data_size();
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL &&
+      !tensor.has_raw_data() && available != *count)
+    return fail(where + " has " + llvm::Twine(available) +
+                " values, its shape needs " + llvm::Twine(*count));
+  if (tensor.has_raw_data() && available != *bytes)
+    return fail(where + " has " + llvm::Twine(available) +
+                " bytes of data, its shape needs " + llvm::Twine(*bytes));
+  std::unique_ptr<llvm::MemoryBuffer> external;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto buffer = mapExternalData(tensor, modelDir, where, *bytes);
+    if (!buffer)
+      return buffer.takeError();
+    external = std::move(*buffer);
+  }
+  eval::Tensor result(kind, std::move(dims));
+  auto fromBytes = [&](const char *data) {
+    for (int64_t i = 0; i < *count; ++i) {
+      const char *p = data + i * width;
       double &out = result.data[i];
       switch (type) {
       case onnx::TensorProto::FLOAT: {
@@ -208,45 +264,31 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
       }
     }
   };
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto buffer = mapExternalData(tensor, modelDir, where, count * width);
-    if (!buffer)
-      return buffer.takeError();
-    fromBytes((*buffer)->getBufferStart());
+  if (external) {
+    fromBytes(external->getBufferStart());
     return result;
   }
   if (tensor.has_raw_data()) {
-    if (int64_t(tensor.raw_data().size()) != count * width)
-      return fail(where + " has " + llvm::Twine(tensor.raw_data().size()) +
-                  " bytes of data, its shape needs " +
-                  llvm::Twine(count * width));
     fromBytes(tensor.raw_data().data());
     return result;
   }
-  auto copy = [&](const auto &field) -> llvm::Error {
-    if (field.size() != count)
-      return fail(where + " has " + llvm::Twine(field.size()) +
-                  " values, its shape needs " + llvm::Twine(count));
-    for (int64_t i = 0; i < count; ++i)
+  auto copy = [&](const auto &field) {
+    for (int64_t i = 0; i < *count; ++i)
       result.data[i] = double(field.Get(i));
-    return llvm::Error::success();
   };
-  llvm::Error error = llvm::Error::success();
   switch (type) {
   case onnx::TensorProto::FLOAT:
-    error = copy(tensor.float_data());
+    copy(tensor.float_data());
     break;
   case onnx::TensorProto::DOUBLE:
-    error = copy(tensor.double_data());
+    copy(tensor.double_data());
     break;
   case onnx::TensorProto::INT64:
-    error = copy(tensor.int64_data());
+    copy(tensor.int64_data());
     break;
   default: // int32 and bool live in int32_data
-    error = copy(tensor.int32_data());
+    copy(tensor.int32_data());
   }
-  if (error)
-    return std::move(error);
   if (kind == eval::ElementKind::F32)
     result = eval::cast(result, kind);
   return result;
@@ -416,6 +458,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
                        : "named: " + llvm::join(dimNames, ", ")) +
                   ")");
 
+  if (opset > kNewestOpset || opset < 1)
+    return fail(path + ": opset " + llvm::Twine(opset) +
+                " of the default ONNX domain is not supported (1 to " +
+                llvm::Twine(kNewestOpset) + ")");
+
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   for (const auto &input : graph.input()) {
@@ -423,6 +470,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
       continue;
     if (!input.type().has_tensor_type())
       return fail(path + ": input '" + input.name() + "' is not a tensor");
+    if (!input.type().tensor_type().has_shape())
+      return fail(path + ": input '" + input.name() +
+                  "' declares no shape (not even its rank); the importer "
+                  "needs one");
     auto element = elementType(builder, input.type().tensor_type().elem_type(),
                                path + ": input '" + input.name() + "'");
     if (!element)
@@ -486,14 +537,23 @@ llvm::Error GraphImporter::importInitializers(Location fileLoc) {
     if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
       return fail(where + " has a negative dimension");
     bool isFloat = element->isF32();
-    if (isFloat && eval::elementCount(shape) > kConstantInitializerLimit) {
-      // Checked now, read later: a bad location fails the import.
+    int64_t width = init.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;
+    std::optional<int64_t> count = checkedElementCount(shape);
+    std::optional<int64_t> bytes =
+        count ? checkedByteSize(*count, width) : std::nullopt;
+    if (!bytes)
+      return fail(where + " has shape " + shapeText(shape) +
+                  ", whose size overflows 64 bits");
+    if (isFloat && *count > kConstantInitializerLimit) {
+      // Checked now, read later: a bad location or size fails the import.
       if (init.data_location() == onnx::TensorProto::EXTERNAL) {
-        int64_t width = init.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;
-        auto data = locateExternalData(init, modelDir, where,
-                                       eval::elementCount(shape) * width);
+        auto data = locateExternalData(init, modelDir, where, *bytes);
         if (!data)
           return data.takeError();
+      } else if (init.has_raw_data() &&
+                 int64_t(init.raw_data().size()) != *bytes) {
+        return fail(where + " has " + llvm::Twine(init.raw_data().size()) +
+                    " bytes of data, its shape needs " + llvm::Twine(*bytes));
       }
       values[init.name()] = builder.create<tfm::WeightOp>(
           loc, tensorType(shape, *element), init.name(), path);
@@ -515,6 +575,14 @@ llvm::Error GraphImporter::importNode(const onnx::NodeProto &n, size_t index,
   loc = NameLoc::get(builder.getStringAttr(nodeName), fileLoc);
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     return nodeError("unsupported op (domain '" + n.domain() + "')");
+  // ONNX keeps booleans in int attributes; anything but 0 and 1 is a
+  // corrupt or mistyped model, not "true".
+  for (llvm::StringRef name :
+       {"transA", "transB", "upper", "keepdims", "noop_with_empty_axes"})
+    if (const onnx::AttributeProto *a = attribute(name);
+        a && a->i() != 0 && a->i() != 1)
+      return nodeError("boolean attribute '" + name + "' is " +
+                       llvm::Twine(a->i()) + "; it must be 0 or 1");
   SmallVector<Value> inputs;
   for (const std::string &name : n.input()) {
     Value v = name.empty() ? Value() : values.lookup(name);

@@ -3,6 +3,7 @@
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Support/ChannelFamilies.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include <numeric>
 
@@ -23,7 +24,8 @@ int64_t wafer::localElements(Value distributed, mesh::GridAttr grid) {
 }
 
 int64_t wafer::bufferBytes(int64_t elements, Type elementType) {
-  return (elements * (elementType.isF16() ? 2 : 4) + 3) / 4 * 4;
+  int64_t bytes = saturatingMul(elements, elementType.isF16() ? 2 : 4);
+  return saturatingAdd(bytes, 3) / 4 * 4;
 }
 
 std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
@@ -37,8 +39,8 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
     int64_t kt = localElements(gemm.getLhs(), grid) / (mt * (ring / w)),
             nt = localElements(gemm.getResult(), grid) / mt;
     if (gemm.getAlgorithm() == mesh::GemmAlgorithm::summa) {
-      scratch.push_back({"_a_panel", mt * kt});
-      scratch.push_back({"_b_panel", kt * nt});
+      scratch.push_back({"_a_panel", saturatingMul(mt, kt)});
+      scratch.push_back({"_b_panel", saturatingMul(kt, nt)});
       return scratch;
     }
     // Operands other ops read too are shifted as copies.
@@ -50,15 +52,15 @@ std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,
     // rotates its slots in place.
     if (gemm.getAlgorithm() == mesh::GemmAlgorithm::allgather) {
       // Whole panels of every block, and one block of each to multiply.
-      scratch.push_back({"_a_panel", ring * mt * kt});
-      scratch.push_back({"_b_panel", ring * kt * nt});
-      scratch.push_back({"_a_block", mt * kt});
-      scratch.push_back({"_b_block", kt * nt});
+      scratch.push_back({"_a_panel", saturatingMul(ring, saturatingMul(mt, kt))});
+      scratch.push_back({"_b_panel", saturatingMul(ring, saturatingMul(kt, nt))});
+      scratch.push_back({"_a_block", saturatingMul(mt, kt)});
+      scratch.push_back({"_b_block", saturatingMul(kt, nt)});
     }
     if (w > 1)
-      scratch.push_back({"_a_next", (ring / w) * mt * kt});
+      scratch.push_back({"_a_next", saturatingMul(ring / w, saturatingMul(mt, kt))});
     if (h > 1)
-      scratch.push_back({"_b_next", (ring / h) * kt * nt});
+      scratch.push_back({"_b_next", saturatingMul(ring / h, saturatingMul(kt, nt))});
   } else if (auto attention = dyn_cast<mesh::AttentionOp>(op);
              attention && !attention.isDecode()) {
     // Keys and values travel together; the running sum and max per query.

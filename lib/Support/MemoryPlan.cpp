@@ -1,6 +1,7 @@
 //===- MemoryPlan.cpp - Per-core SRAM offsets of a mesh program -----------===//
 #include "wafer/Support/MemoryPlan.h"
 #include "wafer/Support/BufferPlan.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,7 +24,8 @@ public:
         continue;
       free.erase(it);
       if (size > bytes)
-        free[start + bytes] = size == INT64_MAX ? INT64_MAX : size - bytes;
+        free[saturatingAdd(start, bytes)] =
+            size == INT64_MAX ? INT64_MAX : size - bytes;
       return start;
     }
     return -1; // unreachable: the last range is unbounded
@@ -33,16 +35,14 @@ public:
     auto [it, inserted] = free.emplace(start, bytes);
     // Merge with the following and the preceding free range.
     auto next = std::next(it);
-    if (next != free.end() && start + bytes == next->first) {
-      it->second = next->second == INT64_MAX ? INT64_MAX
-                                             : it->second + next->second;
+    if (next != free.end() && saturatingAdd(start, bytes) == next->first) {
+      it->second = saturatingAdd(it->second, next->second);
       free.erase(next);
     }
     if (it != free.begin()) {
       auto prev = std::prev(it);
-      if (prev->first + prev->second == start) {
-        prev->second = it->second == INT64_MAX ? INT64_MAX
-                                               : prev->second + it->second;
+      if (saturatingAdd(prev->first, prev->second) == start) {
+        prev->second = saturatingAdd(prev->second, it->second);
         free.erase(it);
       }
     }
@@ -75,11 +75,12 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
   };
   auto check = [&](Operation *op, const Twine &what, int64_t bytes,
                    int64_t offset) {
-    plan.peakBytes = std::max(plan.peakBytes, offset + bytes);
-    if (!plan.overflow && offset + bytes > limitBytes) {
+    int64_t end = saturatingAdd(offset, bytes);
+    plan.peakBytes = std::max(plan.peakBytes, end);
+    if (!plan.overflow && end > limitBytes) {
       std::string text;
       llvm::raw_string_ostream(text) << what;
-      plan.overflow = MemoryPlan::Overflow{op, text, bytes, offset + bytes};
+      plan.overflow = MemoryPlan::Overflow{op, text, bytes, end};
     }
   };
   auto describe = [](Value v) {
@@ -93,7 +94,7 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
     int64_t bytes = bytesOf(distribute.getResult());
     plan.valueOffsets[distribute.getResult()] = offset;
     check(distribute, describe(distribute.getResult()), bytes, offset);
-    offset += bytes;
+    offset = saturatingAdd(offset, bytes);
   }
   plan.inputBytes = offset;
   // The last op reading each buffer (through in-place updates).

@@ -3,8 +3,10 @@
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/WeightStore.h"
 #include "wafer/Runtime/Bundle.h"
+#include "wafer/Support/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -261,22 +263,29 @@ llvm::Expected<rt::Program> wafer::buildRuntimeProgram(ModuleOp module,
 }
 
 void wafer::registerBundleTranslations() {
-  TranslateFromMLIRRegistration emit(
+  TranslateRegistration emit(
       "emit-bundle", "Write the module's core.program as a program bundle",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &os,
+         MLIRContext *context) -> LogicalResult {
+        context->loadDialect<core::CoreDialect, mesh::MeshDialect,
+                             tfm::TfmDialect, func::FuncDialect>();
+        // MLIR's parser recurses per nesting level: bound it first.
+        if (llvm::Error error = checkNestingDepth(
+                *sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID()))) {
+          llvm::errs() << "error: " << llvm::toString(std::move(error))
+                       << "\n";
+          return failure();
+        }
+        OwningOpRef<ModuleOp> module =
+            parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
         if (!module)
-          return op->emitError("emit-bundle expects a module");
-        llvm::Expected<rt::Program> program = buildRuntimeProgram(module);
+          return failure();
+        llvm::Expected<rt::Program> program = buildRuntimeProgram(*module);
         if (!program)
-          return op->emitError(llvm::toString(program.takeError()));
+          return module->emitError(llvm::toString(program.takeError()));
         std::vector<uint8_t> bytes = rt::serializeBundle(*program);
         os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
         return success();
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<core::CoreDialect, mesh::MeshDialect, tfm::TfmDialect,
-                        func::FuncDialect>();
       });
   TranslateRegistration dump(
       "dump-bundle", "Print a program bundle as text",

@@ -40,9 +40,10 @@ struct ConvertTfmToMeshPass
           << llvm::toString(loaded.takeError());
       return signalPassFailure();
     }
-    if (ktreeK < 0) {
+    // 64 levels of at least two reach every grid; more change nothing.
+    if (ktreeK < 0 || ktreeK > 64) {
       module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1 "
-                       "(or 0: chosen per GEMV), got ")
+                       "(or 0: chosen per GEMV) and at most 64, got ")
           << int64_t(ktreeK);
       return signalPassFailure();
     }
@@ -88,6 +89,22 @@ struct ConvertTfmToMeshPass
     }
     Type elementType = dtype == "f16" ? Type(Float16Type::get(context))
                                       : Type(Float32Type::get(context));
+    // The grid's tiles and rings need at least one element per dimension.
+    WalkResult empty = main.walk([&](Operation *op) {
+      SmallVector<Type> types(op->getOperandTypes());
+      llvm::append_range(types, op->getResultTypes());
+      for (Type t : types)
+        if (auto type = dyn_cast<RankedTensorType>(t);
+            type && llvm::is_contained(type.getShape(), 0)) {
+          op->emitError("convert-tfm-to-mesh: '")
+              << op->getName() << "' has an empty tensor " << type
+              << "; the grid holds no tensors with a dimension of size 0";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (empty.wasInterrupted())
+      return signalPassFailure();
     if (failed(Planner(main, gridAttr, *gemmAlgorithm, *allreduceAlgorithm,
                        ktreeK, elementType, *loaded)
                    .run()))

@@ -10,6 +10,7 @@
 
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/KvCache.h"
 
 #include "mlir/IR/Builders.h"
@@ -79,10 +80,7 @@ public:
               .Case<tfm::WeightOp, tfm::ConstantOp, tfm::EmbedOp>(
                   [&](auto) { return success(); })
               .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
-              .Default([&](Operation *op) {
-                return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
-                       << op->getName() << "'";
-              });
+              .Default([&](Operation *op) { return noPlan(op); });
       if (failed(result))
         return failure();
     }
@@ -94,6 +92,29 @@ public:
   }
 
 private:
+  /// The error for an op the grid does not compute. Constant computations
+  /// (masks, position tables) reach here only when tfm-fold-shapes found
+  /// them too large to fold, which a long sequence causes: say so.
+  LogicalResult noPlan(Operation *op) {
+    auto type = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+    int64_t limit = TfmFoldShapesOptions().maxElements;
+    std::optional<int64_t> count =
+        type ? checkedElementCount(type.getShape()) : std::nullopt;
+    bool constantInputs = llvm::all_of(op->getOperands(), [](Value v) {
+      return v.getDefiningOp<tfm::ConstantOp>();
+    });
+    if (type && constantInputs && (!count || *count > limit))
+      return op->emitError("convert-tfm-to-mesh: '")
+             << op->getName() << "' computes a constant " << type
+             << " larger than tfm-fold-shapes folds (" << limit
+             << " elements), and the grid does not compute it; the sequence "
+                "is too long for this model's masks";
+    return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
+           << op->getName() << "'";
+  }
+
   mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks) {
     return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false);
   }

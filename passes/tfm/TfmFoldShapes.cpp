@@ -1,6 +1,7 @@
 //===- TfmFoldShapes.cpp - Fold shape computations to constants -----------===//
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Passes/Passes.h"
+#include "wafer/Support/CheckedMath.h"
 
 namespace wafer {
 #define GEN_PASS_DEF_TFMFOLDSHAPES
@@ -28,14 +29,17 @@ struct TfmFoldShapesPass
       if (op.getNumResults() != 1 || !isa<tfm::TfmDialect>(op.getDialect()))
         continue;
       Value result = op.getResult(0);
+      // Sizes are checked before anything is materialised: a splat
+      // constant of 10^10 elements is cheap as an attribute only.
+      auto type = cast<RankedTensorType>(result.getType());
+      std::optional<int64_t> count = checkedElementCount(type.getShape());
+      bool small = count && *count <= maxElements;
       if (auto constant = dyn_cast<tfm::ConstantOp>(op)) {
-        constants[result] = eval::tensorFromAttr(constant.getValue());
+        if (small)
+          constants[result] = eval::tensorFromAttr(constant.getValue());
         continue;
       }
-      if (dropIfIdentity(op))
-        continue;
-      auto type = cast<RankedTensorType>(result.getType());
-      if (type.getNumElements() > maxElements)
+      if (dropIfIdentity(op) || !small)
         continue;
       std::optional<eval::Tensor> value = fold(op, constants);
       if (!value)

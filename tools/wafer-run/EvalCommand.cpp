@@ -14,12 +14,14 @@
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Import/WeightStore.h"
 #include "wafer/Runtime/NDArray.h"
+#include "wafer/Support/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace llvm;
 using namespace wafer;
@@ -64,10 +66,17 @@ loadModule(StringRef path, ArrayRef<std::string> inputShapes,
     return evalError(Twine(inputShapes.empty() ? "--dim-param" : "--input-shape") +
                      " applies to ONNX models; " + path +
                      " already has static shapes");
-  if (!sys::fs::exists(path))
-    return evalError(path + ": cannot open: no such file");
+  auto input = openInputFile(path);
+  if (!input)
+    return input.takeError();
+  // MLIR's parser recurses per nesting level: bound it first.
+  if (Error error = checkNestingDepth(**input))
+    return std::move(error);
+  auto sourceMgr = std::make_shared<SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*input), SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr,
+                                            mlir::ParserConfig(&context));
   if (!module)
     return evalError(firstError.empty() ? path + ": cannot parse" : firstError);
   return std::move(module);
@@ -105,7 +114,7 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
         where = (loc.getFilename().str() + ":" + Twine(loc.getLine()) + ":" +
                  Twine(loc.getColumn()) + ": ")
                     .str();
-      firstError = where + diag.str();
+      firstError = where + StringRef(diag.str()).split('\n').first.str();
     }
     return mlir::success();
   });
@@ -168,7 +177,8 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
   };
   auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
   if (!outputs)
-    return fail(inputsPath + ": " + toString(outputs.takeError()));
+    return fail((inputsPath.empty() ? modelPath : inputsPath) + ": " +
+                toString(outputs.takeError()));
   rt::NDArrayMap arrays;
   for (auto &[name, tensor] : *outputs) {
     rt::NDArray array;

@@ -18,6 +18,7 @@
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Emulator.h"
+#include "wafer/Support/ToolSupport.h"
 #include "wafer/Target/BundleEmitter.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -41,7 +42,7 @@ static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model")
 static cl::SubCommand evalCommand(
     "eval", "Evaluate a tfm module (or ONNX model) on the host reference");
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+static cl::opt<std::string> modelPath(cl::Positional,
                                       cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir"),
                                       cl::sub(runCommand), cl::sub(evalCommand));
 static cl::list<std::string> inputShapes(
@@ -226,10 +227,6 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   if (gridOption.empty())
     return createStringError(inconvertibleErrorCode(),
                              "--grid HxW is required to compile a model");
-  if (!mesh::symbolizeKvPolicy(kvOption))
-    return createStringError(inconvertibleErrorCode(),
-                             "unknown kv cache policy '" + kvOption +
-                                 "' (known: shift, concat)");
   CompileOptions compile{gridOption,   targetOption, gemmOption,
                          allreduceOption, ktreeOption, dtypeOption,
                          kvOption,     layersOption};
@@ -257,14 +254,64 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   return buildRuntimeProgram(**module, weights);
 }
 
+static Error optionError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// Checks every option of `run` before any work: values in range, and for a
+/// bundle no compile options (it was compiled with its own).
+static Error validateRunOptions(StringRef path, bool isBundle) {
+  if (isBundle) {
+    const cl::Option *compileOptions[] = {
+        &gridOption,  &targetOption, &gemmOption, &allreduceOption,
+        &ktreeOption, &dtypeOption,  &kvOption,   std::addressof(inputShapes)};
+    for (const cl::Option *option : compileOptions)
+      if (option->getNumOccurrences())
+        return optionError(path + ": --" + option->ArgStr +
+                           " does not apply to a bundle (it is compiled "
+                           "with its own options)");
+  }
+  if (gridOption.getNumOccurrences()) {
+    auto [h, w] = StringRef(gridOption).split('x');
+    int64_t height, width;
+    if (h.getAsInteger(10, height) || w.getAsInteger(10, width))
+      return optionError("grid '" + gridOption + "' is not of the form HxW");
+    if (height < 1 || width < 1)
+      return optionError("grid " + gridOption +
+                         " must have at least one core per axis");
+  }
+  if (!mesh::symbolizeGemmAlgorithm(gemmOption))
+    return optionError("unknown gemm algorithm '" + gemmOption +
+                       "' (known: meshgemm, cannon, summa, allgather)");
+  if (!mesh::symbolizeAllreduceAlgorithm(allreduceOption))
+    return optionError("unknown allreduce algorithm '" + allreduceOption +
+                       "' (known: ktree, pipeline, ring)");
+  if (ktreeOption < 0 || ktreeOption > 64)
+    return optionError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
+                       "got " + Twine(int64_t(ktreeOption)));
+  if (dtypeOption != "f32" && dtypeOption != "f16")
+    return optionError("unknown dtype '" + dtypeOption + "' (known: f32, f16)");
+  if (!mesh::symbolizeKvPolicy(kvOption))
+    return optionError("unknown kv cache policy '" + kvOption +
+                       "' (known: shift, concat)");
+  if (!phaseOption.empty() && phaseOption != "prefill" &&
+      phaseOption != "decode")
+    return optionError("unknown phase '" + phaseOption +
+                       "' (known: prefill, decode)");
+  if (threadsOption < 1 || threadsOption > 1024)
+    return optionError("--threads must be between 1 and 1024, got " +
+                       Twine(unsigned(threadsOption)));
+  return Error::success();
+}
+
 static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset) {
-  auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false);
+  auto file = openInputFile(path);
   if (!file)
-    return createStringError(inconvertibleErrorCode(),
-                             path + ": cannot open: " +
-                                 file.getError().message());
-  if (rt::looksLikeBundle((*file)->getBuffer())) {
+    return file.takeError();
+  bool isBundle = rt::looksLikeBundle((*file)->getBuffer());
+  if (Error error = validateRunOptions(path, isBundle))
+    return std::move(error);
+  if (isBundle) {
     if (layersOption.getNumOccurrences() || !dimParams.empty())
       return createStringError(
           inconvertibleErrorCode(),
@@ -463,10 +510,11 @@ static int run() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "wafer-run: compile and emulate models\n",
-                                   &errs()))
+  hideForeignOptions();
+  if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;
+  if ((runCommand || evalCommand) && modelPath.empty())
+    return fail("expected a model: wafer-run run|eval MODEL ... (see --help)");
   if (runCommand)
     return run();
   if (evalCommand)

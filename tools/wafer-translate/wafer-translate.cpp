@@ -1,35 +1,54 @@
 //===- wafer-translate.cpp - Import models, emit and dump bundles ---------===//
+//
+// One translation per run, from the input file (or stdin) to -o. The main is
+// wafer's rather than mlirTranslateMain so that opening the input and every
+// diagnostic follow the one-line `error:` convention.
+//
+//===----------------------------------------------------------------------===//
 #include "TokenizeTool.h"
 
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/CheckpointImporter.h"
 #include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/OnnxImporter.h"
+#include "wafer/Support/ToolSupport.h"
 #include "wafer/Target/BundleEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+static llvm::cl::OptionCategory category("wafer-translate options");
+
+static llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                                llvm::cl::desc("<input file>"),
+                                                llvm::cl::init("-"),
+                                                llvm::cl::cat(category));
+static llvm::cl::opt<std::string> outputFilename("o",
+                                                 llvm::cl::desc("Output file"),
+                                                 llvm::cl::init("-"),
+                                                 llvm::cl::cat(category));
 static llvm::cl::list<std::string> inputShapes(
     "input-shape",
     llvm::cl::desc("Static shape for a graph input of --import-onnx, "
-                   "NAME=D0xD1x... (binds dynamic dimensions)"));
+                   "NAME=D0xD1x... (binds dynamic dimensions)"),
+    llvm::cl::cat(category));
 static llvm::cl::list<std::string> dimParams(
     "dim-param",
     llvm::cl::desc("Value of a named dynamic dimension of --import-onnx's "
-                   "graph inputs, NAME=N (every input that has it)"));
+                   "graph inputs, NAME=N (every input that has it)"),
+    llvm::cl::cat(category));
 
 /// The checkpoint commands: `--inspect-checkpoint FILE|DIR` prints the LLaMA
 /// config, RoPE row order and tensors; `--import-gguf FILE` and
 /// `--import-safetensors FILE|DIR` with `--seq-len N` or `--past-len N`
-/// print the raised tfm module. Handled before mlirTranslateMain, which would
+/// print the raised tfm module. Handled before the translations, which would
 /// open the input itself (a directory or a pipe must be refused by the
 /// checkpoint reader, not read). nullopt when the command line has none.
 static std::optional<int> checkpointMain(int argc, char **argv) {
@@ -112,11 +131,7 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  if (wafer::isTokenizerCommand(argc, argv))
-    return wafer::runTokenizerCommand(argc, argv);
-  if (std::optional<int> result = checkpointMain(argc, argv))
-    return *result;
+static void registerImportOnnx() {
   mlir::TranslateToMLIRRegistration importOnnx(
       "import-onnx", "Import an ONNX model as a tfm module",
       [](llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context)
@@ -146,7 +161,48 @@ int main(int argc, char **argv) {
       [](mlir::DialectRegistry &registry) {
         registry.insert<wafer::tfm::TfmDialect, mlir::func::FuncDialect>();
       });
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  if (wafer::isTokenizerCommand(argc, argv))
+    return wafer::runTokenizerCommand(argc, argv);
+  if (std::optional<int> result = checkpointMain(argc, argv))
+    return *result;
+  wafer::hideForeignOptions({&category});
+  registerImportOnnx();
   wafer::registerBundleTranslations();
-  return mlir::failed(mlir::mlirTranslateMain(
-      argc, argv, "wafer translations: ONNX import, program bundles\n"));
+  llvm::cl::opt<const mlir::Translation *, false, mlir::TranslationParser>
+      translation(llvm::cl::desc("Translation to perform"),
+                  llvm::cl::cat(category));
+  mlir::registerAsmPrinterCLOptions();
+  if (!wafer::parseCommandLine(
+          argc, argv, "wafer translations: ONNX import, program bundles\n"))
+    return 1;
+  if (!translation) {
+    llvm::errs() << "error: no translation given (--import-onnx, "
+                    "--emit-bundle or --dump-bundle)\n";
+    return 1;
+  }
+  auto input = wafer::openInputFile(inputFilename);
+  if (!input) {
+    llvm::errs() << "error: " << llvm::toString(input.takeError()) << "\n";
+    return 1;
+  }
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "error: " << outputFilename << ": cannot write: "
+                 << llvm::StringRef(error).split('\n').first << "\n";
+    return 1;
+  }
+  mlir::MLIRContext context;
+  wafer::OneLineDiagnostics diagnostics(&context);
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
+  if (mlir::failed((*translation)(sourceMgr, output->os(), &context)))
+    return 1;
+  output->keep();
+  return 0;
 }

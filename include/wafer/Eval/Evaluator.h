@@ -24,6 +24,11 @@
 
 namespace wafer::eval {
 
+/// The most elements one result may have on the host (2^31 values held as
+/// doubles: 16 GiB); larger ones are an error rather than an allocation that
+/// fails.
+constexpr int64_t kMaxHostElements = int64_t(1) << 31;
+
 /// The kernel element kind of a tfm element type (f32, i64 or i1).
 ElementKind kindOf(mlir::Type elementType);
 
@@ -36,7 +41,8 @@ mlir::DenseElementsAttr attrFromTensor(const Tensor &tensor,
 
 /// Evaluates one op from its operands' values. Fails (without a diagnostic)
 /// for ops that need more than their operands (tfm.weight, ops not of the
-/// tfm dialect) and for gathers with an index out of range.
+/// tfm dialect), for gathers with an index out of range, integer division
+/// by zero and results above kMaxHostElements.
 mlir::FailureOr<Tensor> evaluateOp(mlir::Operation *op,
                                    llvm::ArrayRef<const Tensor *> operands);
 

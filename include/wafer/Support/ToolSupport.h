@@ -1,0 +1,72 @@
+//===- ToolSupport.h - What wafer's command-line tools share ----*- C++ -*-===//
+//
+// Every user-facing error of the tools is one line `error: <where>: <what>`
+// (or MLIR's `file:line:col: error: <what>`), including those that LLVM's
+// command-line parser and MLIR's diagnostics would print over several lines,
+// and `--help` lists wafer's options, not the hundreds LLVM's backends
+// register.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_SUPPORT_TOOLSUPPORT_H
+#define WAFER_SUPPORT_TOOLSUPPORT_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+
+namespace wafer {
+
+/// Hides every command-line option registered so far (LLVM's own) from
+/// `--help`, except --help, --version and those of the `keep` categories;
+/// options registered later stay visible.
+void hideForeignOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> keep = {});
+
+/// Parses the command line. On a bad option prints one line `error: ...`
+/// (LLVM's parser prints several, without the prefix) and returns false.
+bool parseCommandLine(int argc, const char *const *argv,
+                      llvm::StringRef overview);
+
+/// Runs `action` with stderr (the file descriptor, so LLVM's and MLIR's
+/// direct writes too) going to a temporary file, and returns what it wrote:
+/// for libraries that print multi-line messages where a tool wants one.
+std::string captureStderr(llvm::function_ref<void()> action);
+
+/// Opens `path` ("-" for stdin) as a whole: regular files and stdin only, so
+/// that a FIFO or a directory is an error rather than a hang.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+openInputFile(llvm::StringRef path);
+
+/// The deepest bracket nesting MLIR text may have. MLIR's parser recurses
+/// per level and overflows the stack at some ten thousand; real modules stay
+/// below twenty.
+constexpr unsigned kMaxNestingDepth = 1000;
+
+/// Fails with `file:line:col: ...` when the brackets of MLIR text
+/// nest deeper than `limit` (counted outside strings and comments). MLIR
+/// bytecode passes unchecked.
+llvm::Error checkNestingDepth(llvm::MemoryBufferRef buffer,
+                              unsigned limit = kMaxNestingDepth);
+
+/// Prints the first error diagnostic of `context` as one line to stderr and
+/// drops the rest (notes, the operation dump, further errors).
+class OneLineDiagnostics : public mlir::ScopedDiagnosticHandler {
+public:
+  explicit OneLineDiagnostics(mlir::MLIRContext *context);
+  bool reported() const { return printed; }
+
+private:
+  bool printed = false;
+};
+
+/// The one line a diagnostic becomes: `file:line:col: error: message`
+/// (`error: file: message` without a line), first line of the message only.
+std::string formatDiagnostic(mlir::Diagnostic &diag);
+
+} // namespace wafer
+
+#endif // WAFER_SUPPORT_TOOLSUPPORT_H

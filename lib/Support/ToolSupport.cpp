@@ -1,0 +1,214 @@
+//===- ToolSupport.cpp - What wafer's command-line tools share ------------===//
+#include "wafer/Support/ToolSupport.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace llvm;
+
+void wafer::hideForeignOptions(ArrayRef<const cl::OptionCategory *> keep) {
+  cl::HideUnrelatedOptions(keep);
+}
+
+/// One line from LLVM's parser messages: "tool: Unknown command line
+/// argument '--x'.  Try: 'tool --help'\ntool: Did you mean '--y'?" becomes
+/// "unknown command line argument '--x'; did you mean '--y'?".
+static std::string oneLine(StringRef text, StringRef tool) {
+  SmallVector<StringRef> lines;
+  std::vector<std::string> parts;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    line = line.trim();
+    line.consume_front(tool);
+    line.consume_front(":");
+    line = line.trim();
+    // Pointers to --help: the message already says what is wrong.
+    line = line.split(".  Try:").first.split(": See:").first;
+    line = line.split(" See:").first.trim();
+    line = line.rtrim(".!");
+    if (line.empty())
+      continue;
+    std::string part = line.str();
+    part[0] = toLower(part[0]);
+    parts.push_back(std::move(part));
+  }
+  if (parts.empty())
+    return "bad command line";
+  return join(parts, "; ");
+}
+
+std::string wafer::captureStderr(function_ref<void()> action) {
+  SmallString<128> path;
+  int fd;
+  if (sys::fs::createTemporaryFile("wafer", "err", fd, path)) {
+    action();
+    return "";
+  }
+  errs().flush();
+  int saved = dup(STDERR_FILENO);
+  dup2(fd, STDERR_FILENO);
+  action();
+  errs().flush();
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fd);
+  auto captured = MemoryBuffer::getFile(path);
+  sys::fs::remove(path);
+  return captured ? (*captured)->getBuffer().str() : "";
+}
+
+bool wafer::parseCommandLine(int argc, const char *const *argv,
+                             StringRef overview) {
+  // Some of the parser's messages go to the stream given, others (bad
+  // option values) straight to stderr: catch both.
+  std::string errors;
+  raw_string_ostream os(errors);
+  bool parsed = false;
+  auto parse = [&] {
+    parsed = cl::ParseCommandLineOptions(argc, argv, overview, &os);
+  };
+  // --help and --version print and exit inside the parser: not captured.
+  bool informational = llvm::any_of(
+      ArrayRef(argv + 1, argv + argc), [](const char *arg) {
+        StringRef a = StringRef(arg).ltrim('-');
+        return a.starts_with("help") || a == "version" || a == "h";
+      });
+  std::string direct;
+  if (informational)
+    parse();
+  else
+    direct = captureStderr(parse);
+  errors = direct + errors;
+  if (parsed && direct.empty())
+    return true;
+  StringRef tool = argc > 0 ? StringRef(argv[0]) : StringRef();
+  tool = tool.substr(tool.find_last_of('/') + 1);
+  errs() << "error: " << oneLine(errors, tool) << "\n";
+  return false;
+}
+
+Expected<std::unique_ptr<MemoryBuffer>>
+wafer::openInputFile(StringRef path) {
+  auto fail = [&](const Twine &what) {
+    return createStringError(inconvertibleErrorCode(), path + ": " + what);
+  };
+  if (path != "-") {
+    sys::fs::file_status status;
+    if (std::error_code ec = sys::fs::status(path, status))
+      return fail("cannot open: " + ec.message());
+    if (status.type() == sys::fs::file_type::directory_file)
+      return fail("cannot open: is a directory");
+    if (status.type() != sys::fs::file_type::regular_file)
+      return fail("cannot open: not a regular file");
+  }
+  auto buffer = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/true);
+  if (!buffer)
+    return fail("cannot open: " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+Error wafer::checkNestingDepth(MemoryBufferRef buffer, unsigned limit) {
+  StringRef text = buffer.getBuffer();
+  if (text.starts_with("ML\xefR"))
+    return Error::success();
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    switch (c) {
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      break;
+    case '"':
+      // Strings end at an unescaped quote (or the line: MLIR strings do not
+      // span lines, so an unterminated one cannot hide the rest).
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (i < text.size() && text[i] == '\n')
+        --i;
+      break;
+    case '/':
+      if (next == '/')
+        while (i + 1 < text.size() && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '-': // "->" is an arrow, not a closing bracket.
+      if (next == '>')
+        ++i;
+      break;
+    case '<':
+      if (next == '=') // "<=" in affine constraints
+        break;
+      [[fallthrough]];
+    case '(':
+    case '[':
+    case '{':
+      if (++depth > limit)
+        return createStringError(
+            inconvertibleErrorCode(),
+            buffer.getBufferIdentifier() + ":" + Twine(line) + ":" +
+                Twine(i - lineStart + 1) +
+                ": brackets nest deeper than " + Twine(limit) +
+                " levels");
+      break;
+    case '>':
+      if (next == '=') // ">=" in affine constraints
+        break;
+      [[fallthrough]];
+    case ')':
+    case ']':
+    case '}':
+      if (depth > 0)
+        --depth;
+      break;
+    default:
+      break;
+    }
+  }
+  return Error::success();
+}
+
+std::string wafer::formatDiagnostic(mlir::Diagnostic &diag) {
+  std::string message = diag.str();
+  message = StringRef(message).split('\n').first.rtrim().str();
+  std::string where;
+  bool hasLine = false;
+  diag.getLocation()->walk([&](mlir::Location loc) {
+    if (auto file = dyn_cast<mlir::FileLineColLoc>(loc)) {
+      where = file.getFilename().str();
+      hasLine = file.getLine() > 0;
+      if (hasLine)
+        where += ":" + std::to_string(file.getLine()) + ":" +
+                 std::to_string(file.getColumn());
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  if (where.empty())
+    return "error: " + message;
+  if (hasLine)
+    return where + ": error: " + message;
+  return "error: " + where + ": " + message;
+}
+
+wafer::OneLineDiagnostics::OneLineDiagnostics(mlir::MLIRContext *context)
+    : ScopedDiagnosticHandler(context) {
+  context->printOpOnDiagnostic(false);
+  setHandler([this](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && !printed) {
+      errs() << formatDiagnostic(diag) << "\n";
+      printed = true;
+    }
+    return mlir::success();
+  });
+}

@@ -1,0 +1,504 @@
+"""The bad-input corpus: makes each bad input (ONNX files, npz, MLIR text,
+bundles, target JSON, options) in a work folder, runs the tool on it, and
+checks what a user sees: exit code 1, exactly one line on stderr starting
+`error:` (or MLIR's `file:line:col: error:`) that contains the expected
+words, no signal, no hang (30 s). A few extreme but valid inputs must
+instead succeed quietly.
+
+    run_bad_inputs.py --bin BUILD/bin --src SOURCE --work DIR [-k NAME]
+
+Cases in runtime/ territory that do not pass yet are listed in
+EXPECTED_FAIL with the reason; they are run and reported, but do not fail
+the test (and an expected failure that passes is reported so the list is
+kept honest).
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# name -> why it is still expected to fail (owner: runtime/).
+EXPECTED_FAIL = {
+    "npz_duplicate_member": "runtime/lib/NDArray.cpp takes the last of two "
+                            "members with the same name",
+    "bundle_trailing_garbage": "runtime/lib/Bundle.cpp runs a bundle with "
+                               "trailing bytes",
+    "run_threads_huge_bundle": "none expected; kept if the runtime changes",
+}
+EXPECTED_FAIL.pop("run_threads_huge_bundle")
+
+LINE = re.compile(r"^(error: |[^\n]*:\d+:\d+: error: )[^\n]*\n$")
+
+
+class Corpus:
+    def __init__(self, bin_dir, src, work):
+        self.bin, self.src, self.work = bin_dir, src, work
+        self.cases = []
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def tool(self, name):
+        return os.path.join(self.bin, name)
+
+    def bad(self, name, argv, *expect):
+        """A case that must fail with one line containing `expect`."""
+        self.cases.append((name, argv, expect, False))
+
+    def good(self, name, argv):
+        """An extreme but valid input: exit 0, nothing on stderr."""
+        self.cases.append((name, argv, (), True))
+
+    def run(self, only=None):
+        failures, unexpected_passes, count = [], [], 0
+        for name, argv, expect, should_pass in self.cases:
+            if only and only not in name:
+                continue
+            count += 1
+            problem = check(argv, expect, should_pass)
+            if name in EXPECTED_FAIL:
+                if problem:
+                    print(f"XFAIL {name}: {problem} ({EXPECTED_FAIL[name]})")
+                else:
+                    unexpected_passes.append(name)
+                    print(f"XPASS {name}: remove it from EXPECTED_FAIL")
+            elif problem:
+                failures.append(name)
+                print(f"FAIL {name}: {problem}\n  $ {' '.join(argv)}")
+            else:
+                print(f"ok {name}")
+        print(f"{count} cases, {len(failures)} failed, "
+              f"{len(unexpected_passes)} unexpectedly passed, "
+              f"{sum(1 for n, *_ in self.cases if n in EXPECTED_FAIL)} "
+              f"expected to fail")
+        return not failures and not unexpected_passes
+
+
+SHOW = False
+
+
+def check(argv, expect, should_pass):
+    try:
+        result = subprocess.run(argv, capture_output=True, timeout=30,
+                                stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "hangs (no exit within 30 s)"
+    err = result.stderr.decode("utf-8", "backslashreplace")
+    if result.returncode < 0:
+        return f"killed by {signal.Signals(-result.returncode).name}: {err[:200]!r}"
+    if should_pass:
+        if result.returncode != 0 or err:
+            return f"exit {result.returncode}, stderr {err[:300]!r}"
+        return None
+    if result.returncode != 1:
+        return f"exit code {result.returncode}, stderr {err[:300]!r}"
+    if not LINE.match(err):
+        return f"not one `error:` line: {err[:300]!r}"
+    for word in expect:
+        if word not in err:
+            return f"{word!r} not in {err.strip()!r}"
+    if any(ord(c) < 32 and c != "\n" for c in err):
+        return f"unescaped control bytes in {err!r}"
+    if SHOW:
+        print("   ", err.strip())
+    return None
+
+
+def save(model, path, opset=17):
+    onnx.save(model, path)
+
+
+def gemm_model(path, trans_b=1, opset=17, shape=(3, 48), drop_shape=False,
+               dynamic=False, external=None):
+    """x[3,48] @ w[6,48]^T: the importer tests' shape of model."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(
+        rng.standard_normal((6, 48)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    if drop_shape:
+        x.type.tensor_type.ClearField("shape")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [shape[0], 6])
+    if dynamic:
+        x.type.tensor_type.shape.dim[0].dim_param = "batch"
+        y.type.tensor_type.shape.dim[0].dim_param = "batch"
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm",
+                          transB=trans_b)],
+        "g", [x], [y], [w])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    if external is not None:
+        init = model.graph.initializer[0]
+        init.ClearField("raw_data")
+        init.data_location = TensorProto.EXTERNAL
+        for key, value in external.items():
+            entry = init.external_data.add()
+            entry.key, entry.value = key, value
+    onnx.save(model, path)
+
+
+def int_div_model(path):
+    """y = a / b on int64 inputs: a zero divisor has no value."""
+    graph = helper.make_graph(
+        [helper.make_node("Div", ["a", "b"], ["y"], name="div")], "g",
+        [helper.make_tensor_value_info("a", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("b", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def build(c):
+    w, onnx_in = c.path, None
+    opt, tr, run = c.tool("wafer-opt"), c.tool("wafer-translate"), c.tool(
+        "wafer-run")
+    tiny = os.path.join(c.src, "test", "models", "tiny")
+    decode, prefill = (os.path.join(tiny, "decode.onnx"),
+                       os.path.join(tiny, "prefill.onnx"))
+    inputs_decode = os.path.join(tiny, "inputs_decode.npz")
+    imp = [tr, "--import-onnx"]
+
+    # --- ONNX files -------------------------------------------------------
+    gemm_model(w("ok.onnx"))
+    np.savez(w("ok.npz"), x=np.ones((3, 48), np.float32))
+    c.bad("onnx_missing", imp + [w("absent.onnx")], "absent.onnx",
+          "cannot open")
+    os.makedirs(w("dir.onnx"), exist_ok=True)
+    c.bad("onnx_directory", imp + [w("dir.onnx")], "dir.onnx", "directory")
+    open(w("empty.onnx"), "wb").close()
+    c.bad("onnx_empty", imp + [w("empty.onnx")], "empty.onnx",
+          "not a valid ONNX model")
+    with open(w("text.onnx"), "w") as f:
+        f.write("hello, not a model\n")
+    c.bad("onnx_text", imp + [w("text.onnx")], "not a valid ONNX model")
+    data = open(w("ok.onnx"), "rb").read()
+    open(w("truncated.onnx"), "wb").write(data[:len(data) // 2])
+    c.bad("onnx_truncated", imp + [w("truncated.onnx")], "truncated.onnx")
+    open(w("flipped.onnx"), "wb").write(bytes(b ^ 0xA5 for b in data))
+    c.bad("onnx_bitflipped", imp + [w("flipped.onnx")], "flipped.onnx")
+    gemm_model(w("opset99.onnx"), opset=99)
+    c.bad("onnx_opset_99", imp + [w("opset99.onnx")], "opset 99")
+    c.bad("eval_opset_99", [run, "eval", w("opset99.onnx"), "--inputs",
+                            w("ok.npz")], "opset 99")
+    gemm_model(w("transb5.onnx"), trans_b=5)
+    c.bad("onnx_gemm_transB_5", imp + [w("transb5.onnx")], "'transB' is 5")
+    gemm_model(w("transbneg.onnx"), trans_b=-1)
+    c.bad("onnx_gemm_transB_neg", imp + [w("transbneg.onnx")], "'transB'")
+    gemm_model(w("noshape.onnx"), drop_shape=True)
+    c.bad("onnx_input_without_shape", imp + [w("noshape.onnx")],
+          "input 'x'", "no shape")
+    gemm_model(w("dynamic.onnx"), dynamic=True)
+    c.bad("onnx_dynamic_unbound", imp + [w("dynamic.onnx")],
+          "dynamic dimension 'batch'")
+    for name, arg, words in [
+            ("shape_no_dims", "x=", "expected NAME=D0xD1"),
+            ("shape_no_name", "=3x48", "expected NAME=D0xD1"),
+            ("shape_zero", "x=0x48", "not a positive integer"),
+            ("shape_negative", "x=-1x48", "not a positive integer"),
+            ("shape_huge", "x=99999999999999999999x48",
+             "not a positive integer"),
+            ("shape_rank", "x=3", "has rank 1"),
+            ("shape_not_input", "y=3x48", "not a graph input")]:
+        c.bad("onnx_input_" + name, imp + [w("dynamic.onnx"), "--input-shape",
+                                           arg], words)
+
+    # External data.
+    raw = np.random.default_rng(0).standard_normal((6, 48)).astype(
+        np.float32).tobytes()
+    os.makedirs(w("ext"), exist_ok=True)
+    open(w("ext/w.bin"), "wb").write(raw)
+    ext_cases = [
+        ("nul", {"location": "w.bin\0junk"}, "NUL byte"),
+        ("absolute", {"location": "/etc/passwd"}, "absolute"),
+        ("dotdot", {"location": "../w.bin"}, "'..'"),
+        ("missing", {"location": "absent.bin"}, "No such file"),
+        ("fifo", {"location": "pipe.bin"}, "not a regular file"),
+        ("directory", {"location": "sub"}, "not a regular file"),
+        ("short", {"location": "w.bin", "offset": "100"}, "beyond the end"),
+        ("offset_overflow", {"location": "w.bin",
+                             "offset": "9223372036854775000"},
+         "beyond the end"),
+        ("negative_length", {"location": "w.bin", "length": "-5"},
+         "not a non-negative integer"),
+        ("wrong_length", {"location": "w.bin", "length": "7"},
+         "differs from the 1152 bytes"),
+        ("no_location", {"offset": "0"}, "no location"),
+    ]
+    if not os.path.exists(w("ext/pipe.bin")):
+        os.mkfifo(w("ext/pipe.bin"))
+    os.makedirs(w("ext/sub"), exist_ok=True)
+    for name, entries, words in ext_cases:
+        gemm_model(w(f"ext/{name}.onnx"), external=entries)
+        c.bad("onnx_external_" + name, imp + [w(f"ext/{name}.onnx")],
+              f"{name}.onnx", words)
+
+    # Initializers whose declared size cannot be right.
+    model = onnx.load(w("ok.onnx"))
+    model.graph.initializer[0].ClearField("dims")
+    model.graph.initializer[0].dims.extend([1 << 40, 1 << 40])
+    onnx.save(model, w("hugedims.onnx"))
+    c.bad("onnx_initializer_size_overflow", imp + [w("hugedims.onnx")],
+          "overflows 64 bits")
+    model = onnx.load(w("ok.onnx"))
+    model.graph.initializer[0].ClearField("dims")
+    model.graph.initializer[0].dims.extend([1 << 30, 48])
+    onnx.save(model, w("bigdims.onnx"))
+    c.bad("onnx_initializer_data_short", imp + [w("bigdims.onnx")],
+          "bytes of data, its shape needs")
+    model = onnx.load(w("ok.onnx"))
+    model.graph.node[0].input[1] = "nowhere"
+    onnx.save(model, w("undefined.onnx"))
+    c.bad("onnx_undefined_input", imp + [w("undefined.onnx")],
+          "'nowhere' is not defined")
+    model = onnx.load(w("ok.onnx"))
+    model.graph.node[0].op_type = "Floor"
+    onnx.save(model, w("floor.onnx"))
+    c.bad("onnx_unsupported_op", imp + [w("floor.onnx")], "Floor")
+    model = onnx.load(w("ok.onnx"))
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    onnx.save(model, w("f16in.onnx"))
+    c.bad("onnx_unsupported_type", imp + [w("f16in.onnx")], "data type 10")
+
+    # --- npz inputs -----------------------------------------------------------
+    ev = [run, "eval"]
+    c.bad("npz_missing", ev + [w("ok.onnx"), "--inputs", w("absent.npz")],
+          "absent.npz")
+    with open(w("text.npz"), "w") as f:
+        f.write("not a zip\n")
+    c.bad("npz_not_zip", ev + [w("ok.onnx"), "--inputs", w("text.npz")],
+          "text.npz")
+    np.savez(w("other.npz"), z=np.ones((3, 48), np.float32))
+    c.bad("npz_input_missing", ev + [w("ok.onnx"), "--inputs",
+                                     w("other.npz")], "'x'")
+    np.savez(w("int.npz"), x=np.ones((3, 48), np.int64))
+    c.bad("npz_wrong_dtype", ev + [w("ok.onnx"), "--inputs", w("int.npz")],
+          "dtype")
+    np.savez(w("rank1.npz"), x=np.ones((48,), np.float32))
+    c.bad("npz_lower_rank_for_dynamic", ev + [w("dynamic.onnx"), "--inputs",
+                                              w("rank1.npz")],
+          "does not fit the model's declared shape")
+    np.savez(w("wrongshape.npz"), x=np.ones((4, 48), np.float32))
+    c.bad("npz_wrong_shape", ev + [w("ok.onnx"), "--inputs",
+                                   w("wrongshape.npz")], "'x'")
+    np.savez(w("zero_rows.npz"), x=np.ones((0, 48), np.float32))
+    c.bad("run_zero_rows_bind_dynamic", [run, "run", w("dynamic.onnx"),
+                                         "--grid", "2x2", "--inputs",
+                                         w("zero_rows.npz")],
+          "dimension of size 0")
+    with open(w("ok.npz"), "rb") as f:
+        npz = f.read()
+    # Two members named x.npy: the second copy of the local header and data.
+    import warnings
+    import zipfile
+    warnings.simplefilter("ignore", UserWarning)
+    with zipfile.ZipFile(w("dup.npz"), "w") as z:
+        for value in (1.0, 2.0):
+            import io
+            buf = io.BytesIO()
+            np.save(buf, np.full((3, 48), value, np.float32))
+            z.writestr("x.npy", buf.getvalue())
+    c.bad("npz_duplicate_member", ev + [w("ok.onnx"), "--inputs",
+                                        w("dup.npz")], "x")
+    ids = dict(np.load(inputs_decode))
+    for name, value, words in [("negative", -1, "token id -1"),
+                               ("beyond", 1_000_000, "token id 1000000")]:
+        d = dict(ids)
+        d["input_ids"] = np.full_like(ids["input_ids"], value)
+        np.savez(w(f"ids_{name}.npz"), **d)
+        c.bad(f"eval_token_id_{name}", ev + [decode, "--inputs",
+                                             w(f"ids_{name}.npz")], words)
+        c.bad(f"run_token_id_{name}", [run, "run", decode, "--grid", "4x4",
+                                       "--inputs", w(f"ids_{name}.npz")],
+              words)
+    int_div_model(w("div.onnx"))
+    np.savez(w("div.npz"), a=np.array([7, 8], np.int64),
+             b=np.array([2, 0], np.int64))
+    c.bad("eval_integer_division_by_zero", ev + [w("div.onnx"), "--inputs",
+                                                 w("div.npz")],
+          "integer division by zero")
+
+    # --- MLIR text ----------------------------------------------------------
+    def text(name, body):
+        with open(w(name), "w") as f:
+            f.write(body)
+        return w(name)
+    n = 30000
+    c.bad("mlir_deep_regions", [opt, "--allow-unregistered-dialect", text(
+        "deep_regions.mlir", '"x.a"() ({' * n + "}) : () -> ()" * n)],
+        "nest deeper than 1000")
+    c.bad("mlir_deep_types", [opt, text(
+        "deep_types.mlir", "func.func @f(%a: " + "tuple<" * n + "f32" +
+        ">" * n + ") { return }")], "nest deeper than 1000")
+    c.bad("mlir_deep_dense", [opt, text(
+        "deep_dense.mlir", "func.func @f() { %c = tfm.constant dense<" +
+        "[" * 50000 + "1.0" + "]" * 50000 + "> : tensor<2xf32> }")],
+        "nest deeper than 1000")
+    c.bad("translate_deep", [tr, "--emit-bundle", w("deep_dense.mlir")],
+          "nest deeper than 1000")
+    c.bad("eval_deep", [run, "eval", w("deep_types.mlir")],
+          "nest deeper than 1000")
+    c.bad("mlir_unterminated_string", [opt, text(
+        "unterminated.mlir", 'func.func @f() { "x\n')], "unterminated.mlir")
+    c.bad("mlir_unknown_op", [opt, text(
+        "unknown.mlir", 'func.func @f() { %0 = "x.y"() : () -> i32 return }')],
+        "unknown.mlir:1:")
+    open(w("binary.mlir"), "wb").write(bytes(range(256)) * 4)
+    c.bad("mlir_binary_garbage", [opt, w("binary.mlir")], "binary.mlir")
+    c.bad("mlir_missing", [opt, w("absent.mlir")], "absent.mlir",
+          "cannot open")
+    c.bad("mlir_directory", [opt, w("dir.onnx")], "directory")
+    gemm0 = text("gemm0.mlir", """
+func.func @main(%x: tensor<0x50xf32> {tfm.name = "x"}, %w: tensor<50x8xf32> {tfm.name = "w"}) -> tensor<0x8xf32> {
+  %y = tfm.matmul %x, %w : (tensor<0x50xf32>, tensor<50x8xf32>) -> tensor<0x8xf32>
+  return %y : tensor<0x8xf32>
+}
+""")
+    c.bad("compile_empty_gemm", [opt, gemm0,
+                                 "--pass-pipeline=builtin.module("
+                                 "wafer-compile{grid=2x2})"],
+          "dimension of size 0")
+    huge = text("huge_gemm.mlir", """
+func.func @main(%x: tensor<4611686018427387904x2xf32> {tfm.name = "x"}, %w: tensor<2x8xf32> {tfm.name = "w"}) -> tensor<4611686018427387904x8xf32> {
+  %y = tfm.matmul %x, %w : (tensor<4611686018427387904x2xf32>, tensor<2x8xf32>) -> tensor<4611686018427387904x8xf32>
+  return %y : tensor<4611686018427387904x8xf32>
+}
+""")
+    c.bad("compile_size_overflow", [opt, huge,
+                                    "--pass-pipeline=builtin.module("
+                                    "wafer-compile{grid=2x2})"],
+          "huge_gemm.mlir")
+    splat = text("splat.mlir", """
+func.func @main() -> tensor<100000x100000xf32> {
+  %c = tfm.constant dense<1.0> : tensor<100000x100000xf32>
+  return %c : tensor<100000x100000xf32>
+}
+""")
+    c.good("fold_huge_splat", [opt, splat, "-o", os.devnull,
+                               "--pass-pipeline=builtin.module(func.func("
+                               "tfm-fold-shapes))"])
+    c.bad("eval_huge_splat", [run, "eval", splat], "too large for the host")
+    divz = text("divzero.mlir", """
+func.func @main() -> tensor<2xi64> {
+  %a = tfm.constant dense<[7, 8]> : tensor<2xi64>
+  %b = tfm.constant dense<[2, 0]> : tensor<2xi64>
+  %y = tfm.div %a, %b : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %y : tensor<2xi64>
+}
+""")
+    c.bad("eval_constant_division_by_zero", [run, "eval", divz],
+          "integer division by zero")
+    small = text("small.mlir", """
+func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.name = "w"}) -> tensor<4x8xf32> {
+  %y = tfm.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+""")
+    for name, pipeline, words in [
+            ("grid", "wafer-compile{grid=abc}", "grid 'abc'"),
+            ("kv", "wafer-compile{grid=2x2 kv=xx}", "'xx'"),
+            ("unknown_option", "wafer-compile{bogus=1}", "bogus"),
+            ("unknown_pass", "nope", "'nope'"),
+            ("ktree_huge", "wafer-compile{grid=2x2 ktree-k=100}",
+             "at most 64"),
+            ("target", "wafer-compile{grid=2x2 target=/nonexistent.json}",
+             "nonexistent.json"),
+            ("gemm", "wafer-compile{grid=2x2 gemm=foo}", "'foo'")]:
+        c.bad("pipeline_" + name, [opt, small, "--pass-pipeline="
+                                   "builtin.module(" + pipeline + ")"], words)
+    c.bad("opt_unknown_flag", [opt, "--foo", small], "'--foo'")
+    c.bad("opt_bad_output", [opt, small, "-o", w("absent/dir/out.mlir")],
+          "out.mlir")
+    c.bad("eval_no_main", [run, "eval", text(
+        "nomain.mlir", "func.func @other() { return }")], "@main")
+    c.bad("eval_input_shape_on_mlir", [run, "eval", small, "--input-shape",
+                                       "x=4x8"], "--input-shape")
+
+    # --- wafer-translate ------------------------------------------------------
+    c.bad("translate_no_translation", [tr, small], "no translation")
+    c.bad("translate_unknown_flag", [tr, "--import-onx", small], "import-onx")
+    c.bad("translate_dump_text", [tr, "--dump-bundle", small], "small.mlir",
+          "bundle")
+    c.bad("translate_emit_tfm", [tr, "--emit-bundle", small],
+          "no core.program")
+
+    # --- wafer-run options and bundles ------------------------------------------
+    core = w("tiny.core.mlir")
+    past = [a for name in ("0.key", "0.value", "1.key", "1.value")
+            for a in ("--input-shape", f"past.{name}=1x2x8x16")]
+    subprocess.run([tr, "--import-onnx", decode, "-o", w("tiny.tfm.mlir")] +
+                   past, check=True)
+    subprocess.run([opt, w("tiny.tfm.mlir"), "-o", core,
+                    "--pass-pipeline=builtin.module(wafer-compile{grid=4x4})"],
+                   check=True)
+    bundle = w("tiny.wafb")
+    subprocess.run([tr, "--emit-bundle", core, "-o", bundle], check=True)
+    base = [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode]
+    for name, extra, words in [
+            ("ktree_negative", ["--ktree-k", "-7"], "--ktree-k"),
+            ("ktree_max", ["--ktree-k", "9223372036854775807"], "--ktree-k"),
+            ("ktree_text", ["--ktree-k", "abc"], "'abc'"),
+            ("threads_zero", ["--threads", "0"], "--threads"),
+            ("threads_huge", ["--threads", "1073741824"], "--threads"),
+            ("gemm", ["--gemm", "foo"], "'foo'"),
+            ("allreduce", ["--allreduce", "bar"], "'bar'"),
+            ("dtype", ["--dtype", "bf16"], "'bf16'"),
+            ("kv", ["--kv", "append"], "'append'"),
+            ("phase", ["--phase", "generate"], "'generate'"),
+            ("grid_zero", ["--grid", "0x0"], "0x0"),
+            ("grid_text", ["--grid", "big"], "'big'"),
+            ("target_missing", ["--target", "/nonexistent.json"],
+             "nonexistent.json"),
+            ("unknown_flag", ["--frobnicate"], "'--frobnicate'")]:
+        c.bad("run_option_" + name, base + extra, words)
+    c.bad("run_no_model", [run, "run"], "expected a model")
+    c.bad("run_no_command", [run], "expected a command")
+    c.bad("run_bundle_with_compile_options",
+          [run, "run", bundle, "--grid", "0x0", "--target",
+           "/nonexistent.json", "--dtype", "bf16", "--gemm", "foo",
+           "--ktree-k", "-7", "--inputs", inputs_decode],
+          "does not apply to a bundle")
+    c.bad("run_bundle_with_grid", [run, "run", bundle, "--grid", "4x4",
+                                   "--inputs", inputs_decode], "--grid")
+    open(w("trailing.wafb"), "wb").write(open(bundle, "rb").read() + b"junk")
+    c.bad("bundle_trailing_garbage", [run, "run", w("trailing.wafb"),
+                                      "--inputs", inputs_decode],
+          "trailing.wafb")
+    data = open(bundle, "rb").read()
+    open(w("cut.wafb"), "wb").write(data[:len(data) // 2])
+    c.bad("bundle_truncated", [run, "run", w("cut.wafb"), "--inputs",
+                               inputs_decode], "cut.wafb")
+    c.bad("run_model_directory", [run, "run", w("dir.onnx"), "--grid", "2x2"],
+          "directory")
+    ids = np.zeros((1, 5000), np.int64)
+    np.savez(w("long_prompt.npz"), input_ids=ids)
+    c.bad("run_prompt_too_long_for_masks",
+          [run, "run", prefill, "--grid", "4x4", "--inputs",
+           w("long_prompt.npz")], "too long")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--src", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("-k", dest="only")
+    parser.add_argument("-v", dest="show", action="store_true",
+                        help="print each case's error line")
+    args = parser.parse_args()
+    global SHOW
+    SHOW = args.show
+    os.makedirs(args.work, exist_ok=True)
+    corpus = Corpus(args.bin, args.src, args.work)
+    build(corpus)
+    sys.exit(0 if corpus.run(args.only) else 1)
+
+
+if __name__ == "__main__":
+    main()
