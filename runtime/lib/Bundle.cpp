@@ -1,4 +1,7 @@
 //===- Bundle.cpp - Program bundle file (FlatBuffers) ---------------------===//
+// The verifier then records how far into the buffer the bundle reaches, so
+// that trailing bytes can be refused.
+#define FLATBUFFERS_TRACK_VERIFIER_BUFFER_SIZE
 #include "BundleInternal.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/bundle_generated.h"
@@ -356,6 +359,12 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin) {
                                  /*max_tables=*/1u << 30);
   if (!fb::VerifyBundleBuffer(verifier))
     return err(origin + ": corrupt bundle (FlatBuffers verification failed)");
+  // The writer's buffer ends exactly where its data does.
+  size_t used = verifier.GetComputedSize();
+  if (used == 0 || used != bytes.size())
+    return err(formatv("{0}: corrupt bundle ({1} bytes after its end at byte "
+                       "{2})",
+                       origin, bytes.size() - used, used));
   Expected<Program> program = Reader(origin).read(*fb::GetBundle(data));
   if (!program)
     return program.takeError();

@@ -303,7 +303,8 @@ Expected<NDArrayMap> readNpz(StringRef path) {
     Expected<NDArray> array = parseNpy(content, path, name);
     if (!array)
       return array.takeError();
-    arrays[name.drop_back(4).str()] = std::move(*array);
+    if (!arrays.emplace(name.drop_back(4).str(), std::move(*array)).second)
+      return failMember(path, name, "appears twice in the archive");
   }
   return arrays;
 }

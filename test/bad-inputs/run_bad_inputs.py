@@ -25,10 +25,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 # name -> why it is still expected to fail (owner: runtime/).
 EXPECTED_FAIL = {
-    "npz_duplicate_member": "runtime/lib/NDArray.cpp takes the last of two "
-                            "members with the same name",
-    "bundle_trailing_garbage": "runtime/lib/Bundle.cpp runs a bundle with "
-                               "trailing bytes",
     "run_threads_huge_bundle": "none expected; kept if the runtime changes",
 }
 EXPECTED_FAIL.pop("run_threads_huge_bundle")

@@ -1,7 +1,7 @@
 // A runaway program ends with one line naming the core and the op, not a
 // hang: a repeat of 10^12 iterations hits the instruction budget (default
-// 2^27 per core, about 10 s of emulation) or the cycle budget (default 2^40). Absurd --threads are capped, not a
-// crash.
+// 2^27 per core, about 10 s of emulation) or the cycle budget (default
+// 2^40). Absurd --threads are an error (and the emulator caps them anyway).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: wafer-translate --emit-bundle %s -o %t/runaway.bundle
 // RUN: not wafer-run run %t/runaway.bundle --max-instructions 1000 2>&1 | FileCheck %s --check-prefix=SMALL
@@ -10,7 +10,8 @@
 // CYCLES: error: core (0,0): in op 'spin' ran past cycle 5000 (--max-cycles)
 // RUN: not wafer-run run %t/runaway.bundle --max-cycles 0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: --max-cycles and --max-instructions must be positive
-// RUN: not wafer-run run %t/runaway.bundle --threads 1073741824 --max-instructions 1000 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not wafer-run run %t/runaway.bundle --threads 1073741824 2>&1 | FileCheck %s --check-prefix=THREADS
+// THREADS: error: --threads must be between 1 and 1024, got 1073741824
 core.program attributes {grid = #mesh.grid<1x2>, ops = [["spin", "map", "none"]],
     target = #mesh.target<base = "wse2">} {
   core.buffer @a[4] : f32 at 0

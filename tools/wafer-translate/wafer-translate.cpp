@@ -78,8 +78,6 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
   llvm::cl::opt<int64_t> layers(
       "layers", llvm::cl::desc("Build only the first N decoder layers"),
       llvm::cl::init(0));
-  llvm::cl::opt<std::string> output("o", llvm::cl::desc("Output file"),
-                                    llvm::cl::init("-"));
   llvm::cl::ParseCommandLineOptions(argc, argv, "wafer checkpoint tools\n");
   auto failWith = [](llvm::Error error) {
     llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
@@ -121,9 +119,9 @@ static std::optional<int> checkpointMain(int argc, char **argv) {
   if (!module)
     return failWith(module.takeError());
   std::string message;
-  auto file = mlir::openOutputFile(output, &message);
+  auto file = mlir::openOutputFile(outputFilename, &message);
   if (!file) {
-    llvm::errs() << "error: " << output << ": " << message << "\n";
+    llvm::errs() << "error: " << outputFilename << ": " << message << "\n";
     return 1;
   }
   (*module)->print(file->os());
