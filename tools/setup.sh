@@ -5,7 +5,7 @@ wafer_packages=(cmake ninja-build g++ libmlir-19-dev mlir-19-tools llvm-19-dev
   llvm-19-tools libprotobuf-dev protobuf-compiler libonnx-dev
   libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev
   python3-numpy python3-onnx python3-torch libicu-dev libsentencepiece-dev
-  sentencepiece python3-sentencepiece python3-regex)
+  sentencepiece python3-sentencepiece python3-regex python3-matplotlib)
 wafer_missing=()
 # Node.js may come from elsewhere (NodeSource bundles npm); only ask Debian
 # for what is absent.
