@@ -13,10 +13,15 @@
 // committed in (y, x) order. Only commits touch shared state, so results and
 // cycle counts do not depend on the number of host threads.
 //
+// Over 600 lines: the Scheduler class is private to this file, and its
+// per-instruction step() and the event loop that batches it read the same
+// core state; splitting them would expose that state in a header.
+//
 //===----------------------------------------------------------------------===//
 #include "DataPath.h"
 #include "HostIO.h"
 #include "Network.h"
+#include "Progress.h"
 #include "RoleCode.h"
 
 #include "wafer/Runtime/Bundle.h"
@@ -157,6 +162,7 @@ private:
                       std::vector<std::pair<int64_t, int32_t>>, std::greater<>>
       ready;
   std::vector<OpTotals> opTotals;
+  int64_t doneCores = 0;
   /// Per core: its trace track, or -1 (empty when not tracing).
   std::vector<int32_t> traceTrack;
   std::vector<std::string> traceTracks;
@@ -453,8 +459,10 @@ Error Scheduler::simulate() {
   if (threads > 1)
     pool.emplace(hardware_concurrency(threads));
   std::vector<int32_t> batch;
+  Progress progress(N);
   while (!ready.empty()) {
     int64_t now = ready.top().first;
+    progress.update(now, doneCores);
     batch.clear();
     while (!ready.empty() && ready.top().first == now) {
       batch.push_back(ready.top().second);
@@ -492,6 +500,8 @@ Error Scheduler::simulate() {
       c.marks.clear();
       if (c.status == Status::Ready)
         ready.push({c.time, id});
+      else if (c.status == Status::Done)
+        ++doneCores;
     }
     for (int32_t id : batch)
       if (std::optional<Outgoing> &o = cores[id].outbox) {
