@@ -186,10 +186,6 @@ std::string str(const flatbuffers::String *s) {
   return s ? s->str() : std::string();
 }
 
-template <typename T> std::vector<T> vec(const flatbuffers::Vector<T> *v) {
-  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
-}
-
 Range fromFb(const fb::Range &r) { return {r.lo(), r.hi(), r.step()}; }
 CoreSet fromFb(const fb::CoreSet &c) { return {fromFb(c.x()), fromFb(c.y())}; }
 
@@ -238,7 +234,7 @@ public:
     if (in.channels())
       for (const fb::Channel *ch : *in.channels()) {
         Channel c{str(ch->name()), {}};
-        if (ch->routes())
+        if (ch->routes() && aligned(ch->routes(), alignof(fb::Route)))
           for (const fb::Route *r : *ch->routes()) {
             if (uint8_t(r->in_dir()) > uint8_t(Dir::West))
               return bad("route direction");
@@ -264,10 +260,30 @@ public:
       for (const fb::OpInfo *op : *in.ops())
         p.ops.push_back(
             {str(op->name()), str(op->kind()), str(op->algorithm())});
+    if (misaligned)
+      return err(origin + ": corrupt bundle (a vector's elements are not "
+                          "aligned)");
     return p;
   }
 
 private:
+  /// The verifier checks a vector's length word but not that its elements
+  /// sit on their own alignment; the writer aligns every non-empty one, so a
+  /// misaligned vector is corruption (and reading it is undefined behaviour).
+  template <typename V> bool aligned(const V *v, size_t alignment) {
+    if (!v || v->size() == 0 ||
+        reinterpret_cast<uintptr_t>(v->Data()) % alignment == 0)
+      return true;
+    misaligned = true;
+    return false;
+  }
+
+  template <typename T> std::vector<T> vec(const flatbuffers::Vector<T> *v) {
+    if (!v || !aligned(v, alignof(T)))
+      return {};
+    return std::vector<T>(v->begin(), v->end());
+  }
+
   Error bad(StringRef what) {
     return err(origin + ": corrupt bundle (undefined " + what + " value)");
   }
@@ -311,7 +327,7 @@ private:
       t.name = str(in->name());
       t.shape = vec(in->shape());
       t.buffer = in->buffer();
-      if (in->layout())
+      if (in->layout() && aligned(in->layout(), alignof(fb::LayoutDim)))
         for (const fb::LayoutDim *d : *in->layout()) {
           if (uint8_t(d->axis()) > uint8_t(Axis::Y))
             return bad("layout axis");
@@ -329,6 +345,7 @@ private:
   }
 
   StringRef origin;
+  bool misaligned = false;
 };
 
 } // namespace

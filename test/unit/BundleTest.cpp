@@ -109,7 +109,10 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
   for (size_t keep = 0; keep < good.size(); keep += 7)
     EXPECT_NE(errorOf(deserializeBundle(view(good.substr(0, keep)), "cut")), "")
         << keep;
-  // Flip every byte in turn: each result is a program or an error.
+  // Flip every byte in turn: each result is a program or an error. Some
+  // flips move a vector of 8-byte elements off its alignment, which the
+  // FlatBuffers verifier lets through and the reader must reject.
+  int misaligned = 0;
   for (size_t i = 0; i < good.size(); ++i) {
     std::string bad = good;
     bad[i] = char(bad[i] ^ 0xA5);
@@ -117,8 +120,9 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
     if (p)
       (void)validateProgram(*p);
     else
-      llvm::consumeError(p.takeError());
+      misaligned += llvm::StringRef(errorOf(p.takeError())).contains("not aligned");
   }
+  EXPECT_GT(misaligned, 0);
   // A well-formed buffer of another version.
   Program other = richProgram();
   other.version = kBundleVersion + 1;
