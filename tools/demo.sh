@@ -12,7 +12,13 @@
 #     grids (WaferLLM plans: MeshGEMM + shift attention for prefill, K-tree
 #     GEMVs + shift KV cache for decode, and the baselines) and runs them:
 #     the check against ONNX Runtime, the per-op cycles, the SRAM and route
-#     high-water, the KV capacity (shift vs concat) and tokens/s per request.
+#     high-water, the KV capacity (shift vs concat) and tokens/s per request;
+#  5. checkpoint in, text out: trains a SentencePiece vocabulary (spm_train),
+#     writes the exporter's model as a GGUF (f16) and a sharded bf16
+#     safetensors checkpoint with it, and generates from a prompt on
+#     emulated grids (prefill 4x6, decode 3x5, the KV caches kept in SRAM
+#     between decode steps) with every step checked against the host
+#     evaluator, and the tokens against ONNX Runtime's greedy generation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
@@ -102,4 +108,31 @@ run_llama decode 8x8 "WaferLLM decode (K-tree GEMV, shift KV cache)" \
   "--allreduce ktree --ktree-k 2 --kv shift"
 run_llama decode 8x8 "baselines (pipeline allreduce, concat KV cache)" \
   "--allreduce pipeline --kv concat"
+
+echo "== checkpoint in, text out: wafer-run generate"
+gen="$work/gen"
+mkdir -p "$gen"
+"$py" test/e2e/generate_reference.py corpus "$gen/corpus.txt"
+spm_train --input="$gen/corpus.txt" --model_prefix="$gen/spm" --vocab_size=320 \
+  --model_type=bpe --byte_fallback=true --character_coverage=1.0 >/dev/null 2>&1
+"$py" test/e2e/generate_reference.py config 320 "$gen/cfg.json"
+PYTHONPATH=python "$py" -W ignore -m wafer.checkpoints --config "$gen/cfg.json" \
+  --seed 5 --format gguf --dtype f16 --tokenizer "$gen/spm.model" \
+  --out "$gen/model.gguf" --onnx-dir "$gen/gguf-onnx" | sed 's/^/    /'
+PYTHONPATH=python "$py" -W ignore -m wafer.checkpoints --config "$gen/cfg.json" \
+  --seed 5 --format safetensors --dtype bf16 --shards 2 \
+  --tokenizer "$gen/spm.model" --out "$gen/hf" --onnx-dir "$gen/hf-onnx" |
+  sed 's/^/    /'
+prompt="The wafer holds many"
+for model in model.gguf hf; do
+  onnx=$([ "$model" = hf ] && echo hf-onnx || echo gguf-onnx)
+  echo "-- $model: prefill on 4x6, decode on 3x5 (wse2, f32), greedy, --check"
+  build/bin/wafer-run generate "$gen/$model" --prompt "$prompt" \
+    --max-new-tokens 24 --prefill-grid 4x6 --decode-grid 3x5 --check --json \
+    --threads 2 >"$gen/$model.out" 2>"$gen/$model.err" || status=1
+  echo "    text: $(head -n -1 "$gen/$model.out")"
+  sed 's/^/    /' "$gen/$model.err"
+  "$py" test/e2e/generate_reference.py check "$gen/$model.out" "$gen/spm.model" \
+    "$gen/$onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
+done
 exit $status

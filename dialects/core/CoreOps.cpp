@@ -85,6 +85,9 @@ LogicalResult ProgramOp::verify() {
     return emitOpError() << "grid " << grid.getHeight() << "x"
                          << grid.getWidth() << " does not fit target '"
                          << target.getName() << "'";
+  if (getPositionAttr() && getPositionAttr().getInt() < 0)
+    return emitOpError() << "position " << getPositionAttr().getInt()
+                         << " is negative";
   for (Attribute entry : getOps()) {
     auto names = dyn_cast<ArrayAttr>(entry);
     if (!names || names.size() != 3 ||

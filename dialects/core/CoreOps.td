@@ -21,7 +21,10 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     overlap. `ops` names the mesh ops the program implements, in the order
     `core.mark` numbers them: each entry is [name, kind, algorithm].
     `kv_capacity_tokens`: the decode tokens the KV caches can still take
-    before some core's SRAM overflows.
+    before some core's SRAM overflows. `position`: the value of the
+    expression variable `t` (tokens in the KV caches before a decode step)
+    when a run binds none, the past the program was compiled for; a run may
+    bind any position the caches have room for.
 
     ```mlir
     core.program {grid = #mesh.grid<3x3>, target = #mesh.target<...>,
@@ -36,7 +39,8 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
   }];
   let arguments = (ins Mesh_GridAttr:$grid, Mesh_TargetAttr:$target,
                        UnitAttr:$interleave, ArrayAttr:$ops,
-                       OptionalAttr<I64Attr>:$kv_capacity_tokens);
+                       OptionalAttr<I64Attr>:$kv_capacity_tokens,
+                       OptionalAttr<I64Attr>:$position);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

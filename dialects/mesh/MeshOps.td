@@ -270,6 +270,10 @@ def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
     - `shift` (paper section 4.3): the token enters the bottom row and the
       rows that hold one token more than the row above pass their oldest
       token up (one hop, in parallel), so the rows stay balanced.
+    `position` is the past this step is planned for (where the host places
+    it); the lowering moves tokens by the run-time position `t` of the
+    core program (default `position`), so the same program serves later
+    steps while the cache has slots for them.
 
     ```mlir
     %k = mesh.kv_append %past, %new {position = 8 : i64,

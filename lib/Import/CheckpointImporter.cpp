@@ -20,6 +20,20 @@
 using namespace mlir;
 using namespace wafer;
 
+RopeFactors wafer::ropeFactors(const LlamaConfig &config, int64_t position) {
+  int64_t d = config.headDim, half = d / 2;
+  RopeFactors f;
+  for (int64_t j = 0; j < d; ++j) {
+    float exponent = float(2 * (j % half)) / float(d);
+    float inv =
+        float(1.0 / double(float(std::pow(config.ropeTheta, exponent))));
+    float angle = float(double(inv) * double(position));
+    f.cos.push_back(float(std::cos(double(angle))));
+    f.sin.push_back(float(std::sin(double(angle))));
+  }
+  return f;
+}
+
 namespace {
 
 class GraphBuilder {
@@ -27,7 +41,8 @@ public:
   GraphBuilder(const LlamaConfig &config, StringRef path, MLIRContext *context)
       : c(config), path(path.str()), b(context) {}
 
-  OwningOpRef<ModuleOp> build(int64_t seqLen, int64_t pastLen, int64_t layers);
+  OwningOpRef<ModuleOp> build(int64_t seqLen, int64_t pastLen, int64_t layers,
+                              bool ropeInputs);
 
 private:
   RankedTensorType f32(ArrayRef<int64_t> shape) {
@@ -67,23 +82,18 @@ private:
 };
 
 Value GraphBuilder::ropeTable(int64_t start, int64_t len, bool sine) {
-  int64_t d = c.headDim, half = d / 2;
   std::vector<float> values;
-  for (int64_t p = start; p < start + len; ++p)
-    for (int64_t j = 0; j < d; ++j) {
-      float exponent = float(2 * (j % half)) / float(d);
-      float inv = float(1.0 / double(float(std::pow(c.ropeTheta, exponent))));
-      float angle = float(double(inv) * double(p));
-      values.push_back(
-          float(sine ? std::sin(double(angle)) : std::cos(double(angle))));
-    }
-  auto type = f32({1, 1, len, d});
+  for (int64_t p = start; p < start + len; ++p) {
+    RopeFactors f = ropeFactors(c, p);
+    llvm::append_range(values, sine ? f.sin : f.cos);
+  }
+  auto type = f32({1, 1, len, c.headDim});
   return b.create<tfm::ConstantOp>(
       loc, type, DenseElementsAttr::get(type, ArrayRef<float>(values)));
 }
 
 OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen,
-                                          int64_t layers) {
+                                          int64_t layers, bool ropeInputs) {
   bool decode = pastLen > 0;
   int64_t len = decode ? 1 : seqLen, total = decode ? pastLen + 1 : seqLen;
   int64_t e = c.hiddenSize, d = c.headDim, kvh = c.numKVHeads;
@@ -93,6 +103,13 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen,
   SmallVector<Type> inputs{RankedTensorType::get({1, len}, b.getI64Type())};
   SmallVector<std::string> inputNames{"input_ids"}, outputNames{"logits"};
   SmallVector<Type> outputs{f32({1, len, c.vocabSize})};
+  if (ropeInputs)
+    for (const char *name : {"rope.cos", "rope.sin"}) {
+      inputs.push_back(f32({1, 1, len, d}));
+      inputNames.push_back(name);
+    }
+  // Past caches follow input_ids (and the RoPE factors).
+  int64_t firstPast = inputs.size();
   for (int64_t i = 0; i < layers; ++i)
     for (const char *kv : {"key", "value"}) {
       if (decode) {
@@ -116,8 +133,10 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen,
   Value ids = body->getArgument(0);
   Value table = weight({LlamaRole::TokenEmbd});
   Value h = b.create<tfm::EmbedOp>(loc, f32({1, len, e}), table, ids);
-  Value cos = ropeTable(decode ? pastLen : 0, len, false);
-  Value sin = ropeTable(decode ? pastLen : 0, len, true);
+  Value cos = ropeInputs ? body->getArgument(1)
+                         : ropeTable(decode ? pastLen : 0, len, false);
+  Value sin = ropeInputs ? body->getArgument(2)
+                         : ropeTable(decode ? pastLen : 0, len, true);
   SmallVector<Value> results{Value()};
   for (int64_t i = 0; i < layers; ++i) {
     loc = NameLoc::get(b.getStringAttr("layers." + std::to_string(i)));
@@ -130,10 +149,10 @@ OwningOpRef<ModuleOp> GraphBuilder::build(int64_t seqLen, int64_t pastLen,
     if (decode) {
       auto cacheType = f32({1, kvh, total, d});
       k = b.create<tfm::ConcatOp>(loc, cacheType,
-                                  ValueRange{body->getArgument(1 + 2 * i), k},
+                                  ValueRange{body->getArgument(firstPast + 2 * i), k},
                                   b.getI64IntegerAttr(2));
       v = b.create<tfm::ConcatOp>(loc, cacheType,
-                                  ValueRange{body->getArgument(2 + 2 * i), v},
+                                  ValueRange{body->getArgument(firstPast + 1 + 2 * i), v},
                                   b.getI64IntegerAttr(2));
     }
     results.append({k, v});
@@ -190,7 +209,7 @@ wafer::importCheckpoint(llvm::StringRef path, MLIRContext *context,
   int64_t layers = options.layers ? options.layers : modelLayers;
   OwningOpRef<ModuleOp> module =
       GraphBuilder(model->config(), path, context)
-          .build(options.seqLen, options.pastLen, layers);
+          .build(options.seqLen, options.pastLen, layers, options.ropeInputs);
   if (options.layers) {
     Builder attrs(context);
     (*module)->setAttr("tfm.layers", attrs.getI64IntegerAttr(layers));

@@ -1,7 +1,6 @@
 //===- BufferPlan.cpp - Per-core buffers of mesh ops ----------------------===//
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Runtime/Fabric.h"
-#include "wafer/Runtime/Layout.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/CheckedMath.h"
 
@@ -14,18 +13,6 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-int64_t wafer::localElements(Value distributed, mesh::GridAttr grid) {
-  auto type = cast<RankedTensorType>(distributed.getType());
-  std::vector<int64_t> shape(type.getShape());
-  return rt::localElements(shape, mesh::getLayout(type).toRuntime(),
-                           grid.getHeight(), grid.getWidth());
-}
-
-int64_t wafer::bufferBytes(int64_t elements, Type elementType) {
-  int64_t bytes = saturatingMul(elements, elementType.isF16() ? 2 : 4);
-  return saturatingAdd(bytes, 3) / 4 * 4;
 }
 
 std::vector<ScratchBuffer> wafer::scratchBuffers(Operation *op,

@@ -1,7 +1,7 @@
 //===- ChannelFamilies.cpp - Message paths of mesh ops --------------------===//
 #include "wafer/Support/ChannelFamilies.h"
 
-#include "wafer/Support/BufferPlan.h"
+#include "wafer/Support/LocalTile.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -39,12 +39,54 @@ std::vector<int64_t> KvCacheLayout::presentSlots() const {
   return slotsFor(*this, past + 1, true);
 }
 
+// The expressions below read the position `t` (the tokens before the step)
+// at run time, so one decode program serves every step of a generation.
+// Shift keeps the rows balanced, so where tokens are depends on t alone;
+// concat keeps the placed past where it is and appends every later token
+// to the bottom row, so it also depends on the past P placed.
+
 std::string KvCacheLayout::countAfterExpr() const {
-  int64_t q = past / rows, e = past % rows;
-  if (policy == mesh::KvPolicy::concat)
-    return llvm::formatv("{0} + (ly >= {1}) + (ly == {2})", q, rows - e,
-                         rows - 1);
-  return llvm::formatv("{0} + (ly >= {1})", q, rows - e - 1);
+  if (policy == mesh::KvPolicy::concat) {
+    int64_t q = past / rows, e = past % rows;
+    return llvm::formatv("{0} + (ly >= {1}) + (ly == {2}) * (t - {3} + 1)", q,
+                         rows - e, rows - 1, past);
+  }
+  return llvm::formatv("t / {0} + (ly >= {0} - t % {0} - 1)", rows);
+}
+
+std::string KvCacheLayout::rowTokensExpr() const {
+  return llvm::formatv("t / {0}", rows);
+}
+
+std::string KvCacheLayout::bottomCountExpr() const {
+  return llvm::formatv("{0} + t - {1}", countBefore(rows - 1), past);
+}
+
+std::string KvCacheLayout::shiftingRowsExpr() const {
+  return llvm::formatv("ly >= {0} - t % {0}", rows);
+}
+
+std::string KvCacheLayout::receivingRowsExpr() const {
+  return llvm::formatv("ly >= {0} - t % {0} - 1 && ly < {1}", rows, rows - 1);
+}
+
+int64_t KvCacheLayout::tokenLimit() const {
+  if (policy == mesh::KvPolicy::shift)
+    return rows * slotsPerRow;
+  // Concat: the bottom row takes every token after the past.
+  return past + slotsPerRow - countBefore(rows - 1);
+}
+
+int64_t wafer::kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
+                             mesh::KvPolicy policy) {
+  int64_t step = (past + rows - 1) / rows + 1;
+  if (policy == mesh::KvPolicy::shift)
+    return std::max(step, (capacity + rows - 1) / rows);
+  // Concat: the bottom row holds its share of the past and every new token.
+  KvCacheLayout layout;
+  layout.rows = rows;
+  layout.past = past;
+  return std::max(step, layout.countBefore(rows - 1) + capacity - past);
 }
 
 KvCacheLayout wafer::getKvCacheLayout(mesh::KvAppendOp op) {

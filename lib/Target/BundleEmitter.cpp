@@ -36,6 +36,8 @@ public:
     result.weightsOmitted = !loadWeights;
     if (auto capacity = program.getKvCapacityTokens())
       result.kvCapacityTokens = *capacity;
+    if (IntegerAttr position = program.getPositionAttr())
+      result.position = position.getInt();
     for (Attribute entry : program.getOps()) {
       auto names = cast<ArrayAttr>(entry);
       result.ops.push_back({cast<StringAttr>(names[0]).str(),

@@ -87,6 +87,18 @@ struct ConvertTfmToMeshPass
           << dtype << "' (known: f32, f16)";
       return signalPassFailure();
     }
+    std::optional<mesh::KvPolicy> kvPolicy = mesh::symbolizeKvPolicy(kv);
+    if (!kvPolicy) {
+      module.emitError("convert-tfm-to-mesh: unknown kv cache policy '")
+          << kv << "' (known: shift, concat)";
+      return signalPassFailure();
+    }
+    if (kvCapacity < 0) {
+      module.emitError("convert-tfm-to-mesh: kv-capacity must be at least 0, "
+                       "got ")
+          << int64_t(kvCapacity);
+      return signalPassFailure();
+    }
     Type elementType = dtype == "f16" ? Type(Float16Type::get(context))
                                       : Type(Float32Type::get(context));
     // The grid's tiles and rings need at least one element per dimension.
@@ -106,7 +118,7 @@ struct ConvertTfmToMeshPass
     if (empty.wasInterrupted())
       return signalPassFailure();
     if (failed(Planner(main, gridAttr, *gemmAlgorithm, *allreduceAlgorithm,
-                       ktreeK, elementType, *loaded)
+                       ktreeK, elementType, *loaded, kvCapacity, *kvPolicy)
                    .run()))
       return signalPassFailure();
   }

@@ -144,49 +144,49 @@ LogicalResult ProgramLowering::lower(mesh::KvAppendOp op) {
           i64(dim));
     });
   };
-  int64_t q = layout.past / h, e = layout.past % h;
+  // Where tokens go depends on the run-time position t, not on the past the
+  // program was compiled for: q = t / H tokens per row, the bottom t % H
+  // rows one more.
+  std::string q = layout.rowTokensExpr();
   std::string bottom = "ly == " + std::to_string(h - 1);
   if (layout.policy == mesh::KvPolicy::concat) {
     // The bottom row appends after its tokens.
     when(loc, bottom, [&] {
-      copyHeads(*cache, perRow, std::to_string(layout.countBefore(h - 1)),
-                *entry, 1, "0");
+      copyHeads(*cache, perRow, layout.bottomCountExpr(), *entry, 1, "0");
     });
     instructions.create<core::MarkOp>(loc,
                                       recordOp(op, "kv_append", "concat"));
     return success();
   }
-  // Shift: the bottom e rows (one token more than the rows above) pass
+  // Shift: the bottom t % H rows (one token more than the rows above) pass
   // their oldest token to the row above and close the gap; the rows from
-  // H - e - 1 down take what arrives from below (the bottom row: the new
+  // H - t % H - 1 down take what arrives from below (the bottom row: the new
   // token) into slot q.
-  if (e > 0) {
+  if (h > 1) {
     FlatSymbolRefAttr outgoing = scratch->lookup("_up"),
                       incoming = scratch->lookup("_from_below");
     FlatSymbolRefAttr north = (*channels)[0];
-    when(loc, llvm::formatv("ly >= {0}", h - e), [&] {
+    when(loc, layout.shiftingRowsExpr(), [&] {
       copyHeads(outgoing, 1, "0", *cache, perRow, "0");
       instructions.create<core::SendOp>(loc, outgoing, north);
       // Slots 1 .. q move down by one, head by head.
-      repeat(loc, std::to_string(heads * q), [&] {
+      repeat(loc, llvm::formatv("{0} * ({1})", heads, q).str(), [&] {
         instructions.create<core::CopyOp>(
             loc, *cache,
             builder.getStringAttr(llvm::formatv(
-                "(i / {0}) * {1} + i % {0}", q, perRow)),
+                "(i / ({0})) * {1} + i % ({0})", q, perRow)),
             *cache,
             builder.getStringAttr(llvm::formatv(
-                "(i / {0}) * {1} + i % {0} + 1", q, perRow)),
+                "(i / ({0})) * {1} + i % ({0}) + 1", q, perRow)),
             i64(dim));
       });
     });
-    when(loc, llvm::formatv("ly >= {0} && ly < {1}", h - e - 1, h - 1), [&] {
+    when(loc, layout.receivingRowsExpr(), [&] {
       instructions.create<core::RecvOp>(loc, incoming, north);
-      copyHeads(*cache, perRow, std::to_string(q), incoming, 1, "0");
+      copyHeads(*cache, perRow, q, incoming, 1, "0");
     });
   }
-  when(loc, bottom, [&] {
-    copyHeads(*cache, perRow, std::to_string(q), *entry, 1, "0");
-  });
+  when(loc, bottom, [&] { copyHeads(*cache, perRow, q, *entry, 1, "0"); });
   instructions.create<core::MarkOp>(loc, recordOp(op, "kv_append", "shift"));
   return success();
 }

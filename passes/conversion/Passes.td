@@ -53,6 +53,13 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "model">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "Element type on the grid: f32 or f16 (host I/O stays f32)">,
+    Option<"kvCapacity", "kv-capacity", "int64_t", /*default=*/"0",
+           "Tokens (past and new) a decode step's KV caches have room for, "
+           "so that one program runs every step of a generation; 0: the "
+           "step's own">,
+    Option<"kv", "kv", "std::string", /*default=*/"\"shift\"",
+           "The KV policy the caches are sized for with kv-capacity (shift "
+           "or concat; mesh-shift-kv-cache applies shift)">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

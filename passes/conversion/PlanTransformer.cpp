@@ -376,7 +376,10 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
   KvCacheLayout cacheLayout;
   cacheLayout.rows = h;
   cacheLayout.past = cast<RankedTensorType>(past.getType()).getDimSize(2);
-  cacheLayout.slotsPerRow = (cacheLayout.past + h - 1) / h + 1;
+  // Room for this step, or for a generation of kvCapacity tokens under the
+  // policy mesh-shift-kv-cache will apply (or not).
+  cacheLayout.slotsPerRow =
+      kvSlotsPerRow(h, cacheLayout.past, kvCapacity, kvPolicy);
   cacheLayout.policy = mesh::KvPolicy::concat;
   SmallVector<int64_t> shape(type.getShape());
   shape[2] = h * cacheLayout.slotsPerRow;

@@ -56,7 +56,7 @@ public:
     builder.setInsertionPointToEnd(module.getBody());
     program = builder.create<core::ProgramOp>(
         main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
-        builder.getArrayAttr({}), nullptr);
+        builder.getArrayAttr({}), nullptr, nullptr);
     program.getBody().emplaceBlock();
     builder.setInsertionPointToEnd(&program.getBody().front());
     auto role = builder.create<core::RoleOp>(
@@ -92,6 +92,9 @@ public:
     program.setOpsAttr(builder.getArrayAttr(opsInfo));
     if (std::optional<int64_t> capacity = kvCapacityTokens())
       program.setKvCapacityTokens(*capacity);
+    main.walk([&](mesh::KvAppendOp append) {
+      program.setPositionAttr(builder.getI64IntegerAttr(append.getPosition()));
+    });
     return success();
   }
 

@@ -35,10 +35,11 @@ public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
           mesh::GemmAlgorithm gemmAlgorithm,
           mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
-          Type elementType, const rt::Target &target)
+          Type elementType, const rt::Target &target, int64_t kvCapacity,
+          mesh::KvPolicy kvPolicy)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
         allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
-        target(target),
+        target(target), kvCapacity(kvCapacity), kvPolicy(kvPolicy),
         builder(func.getContext()) {
     // mesh-place-interleave will interleave the module iff it has a
     // MeshGEMM; the K-tree cost model needs to know.
@@ -439,6 +440,11 @@ private:
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
   const rt::Target &target;
+  /// Tokens the KV caches must have room for in all (--kv-capacity); 0:
+  /// this step's.
+  int64_t kvCapacity;
+  /// The policy the caches are sized for (--kv).
+  mesh::KvPolicy kvPolicy;
   bool interleaved = false;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.

@@ -23,6 +23,8 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.allreduce = options.allreduce;
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
+  convert.kvCapacity = options.kvCapacity;
+  convert.kv = options.kv;
   pm.addPass(createConvertTfmToMesh(convert));
   if (options.kv == "shift")
     pm.addNestedPass<func::FuncOp>(createMeshShiftKvCache());
@@ -67,6 +69,11 @@ struct CompilePipelineOptions
       *this, "layers",
       llvm::cl::desc("Decoder layers to keep (0: all; tfm-keep-layers)"),
       llvm::cl::init(0)};
+  Option<int64_t> kvCapacity{
+      *this, "kv-capacity",
+      llvm::cl::desc("Tokens a decode program's KV caches have room for "
+                     "(0: its own step's)"),
+      llvm::cl::init(0)};
 };
 } // namespace
 
@@ -79,6 +86,6 @@ void wafer::registerPipelines() {
                                   options.allreduce, options.ktreeK,
                                   options.dtype,
                                   mesh::stringifyKvPolicy(options.kv).str(),
-                                  options.layers});
+                                  options.layers, options.kvCapacity});
       });
 }

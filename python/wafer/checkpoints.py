@@ -8,6 +8,9 @@ Run with Debian's Python (torch, numpy; sentencepiece for a vocabulary):
         [--tokenizer spm.model] [--alignment 32] [--reference ref.npz]
     /usr/bin/python3 -m wafer.checkpoints --config tiny --format safetensors \\
         --out DIR [--dtype f32|f16|bf16] [--shards N] [--reference ref.npz]
+        [--tokenizer spm.model]
+    (either format) [--onnx-dir DIR]: also the exporter's prefill.onnx and
+        decode.onnx holding the checkpoint's weights as stored
 
 The weights are those of ``export_llama.build_model(config, "random", seed)``,
 so a checkpoint and the exporter's ONNX graphs of the same config and seed
@@ -24,7 +27,8 @@ SentencePiece model's pieces, scores and types become
 
 safetensors: ``model.safetensors`` or ``--shards N`` files
 ``model-0000i-of-0000N.safetensors`` with ``model.safetensors.index.json``,
-plus ``config.json``, Hugging Face names and row order.
+plus ``config.json``, Hugging Face names and row order; ``--tokenizer``
+is copied in as ``tokenizer.model``.
 
 ``--reference`` reads the written checkpoint back with this module's own
 numpy readers (dequantising Q8_0 / Q4_0 blocks) and saves every tensor,
@@ -35,6 +39,7 @@ tested against.
 import argparse
 import json
 import os
+import shutil
 import struct
 import sys
 
@@ -369,6 +374,49 @@ def write_hf(out_dir, config, hf, dtype="f32", shards=1):
     return files
 
 
+# ------------------------------------------------------------ ONNX twin ---
+
+def unpermute_pairs(w, n_head):
+    """The inverse of permute_pairs: adjacent-pair rows -> rotate-half rows."""
+    return (w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def stored_as_hf(config, fmt, stored):
+    """The checkpoint's tensors as read back (rounded to its dtype), by
+    Hugging Face name with q/k rows in rotate-half order."""
+    if fmt == "safetensors":
+        return dict(stored)
+    hf = {"model.embed_tokens.weight": stored["token_embd.weight"],
+          "model.norm.weight": stored["output_norm.weight"]}
+    if "output.weight" in stored:
+        hf["lm_head.weight"] = stored["output.weight"]
+    for i in range(config.n_layers):
+        for hf_role, role in GGUF_ROLES:
+            w = stored[f"blk.{i}.{role}.weight"]
+            if role == "attn_q":
+                w = unpermute_pairs(w, config.n_heads)
+            elif role == "attn_k":
+                w = unpermute_pairs(w, config.n_kv_heads)
+            hf[f"model.layers.{i}.{hf_role}.weight"] = w
+    return hf
+
+
+def export_onnx_twin(config, seed, hf, out_dir):
+    """The exporter's prefill.onnx and decode.onnx holding exactly the
+    checkpoint's weights, so ONNX Runtime can run the same model."""
+    import torch
+    from wafer import export_llama as ex
+    model = ex.build_model(config, "random", seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.from_numpy(np.array(hf[name], dtype=np.float32)))
+    os.makedirs(out_dir, exist_ok=True)
+    for graph in ("prefill", "decode"):
+        example = ex.make_inputs(config, graph, seed, 8, 8)
+        ex.export_graph(model, config, graph, out_dir, example, "random", "never")
+
+
 # ------------------------------------------------------------------ main ---
 
 def main(argv=None):
@@ -382,9 +430,13 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--alignment", type=int, default=32)
-    ap.add_argument("--tokenizer", help="a SentencePiece .model for the GGUF vocabulary")
+    ap.add_argument("--tokenizer", help="a SentencePiece .model: the GGUF vocabulary, "
+                                        "or tokenizer.model of the safetensors directory")
     ap.add_argument("--reference", help="write the checkpoint's tensors, read back "
                                         "with numpy, to this .npz")
+    ap.add_argument("--onnx-dir", help="also export the exporter's prefill.onnx "
+                                       "and decode.onnx with the checkpoint's "
+                                       "weights as stored (for ONNX Runtime)")
     args = ap.parse_args(argv)
     config = load_config(args.config)
     if args.format == "safetensors" and args.dtype not in ST_DTYPES:
@@ -399,16 +451,22 @@ def main(argv=None):
         write_gguf(args.out, config, gguf_weights(config, hf), args.dtype, vocab,
                    args.alignment)
         written = [args.out]
-        if args.reference:
-            np.savez(args.reference, **read_gguf(args.out)[1])
+        stored = read_gguf(args.out)[1] if args.reference or args.onnx_dir else {}
     else:
         files = write_hf(args.out, config, hf, args.dtype, args.shards)
         written = [os.path.join(args.out, f) for f in files]
-        if args.reference:
-            ref = {}
+        if args.tokenizer:
+            spm_vocab(args.tokenizer, config.vocab_size)   # checks the size
+            shutil.copyfile(args.tokenizer, os.path.join(args.out, "tokenizer.model"))
+        stored = {}
+        if args.reference or args.onnx_dir:
             for f in written:
-                ref.update(read_safetensors(f))
-            np.savez(args.reference, **ref)
+                stored.update(read_safetensors(f))
+    if args.reference:
+        np.savez(args.reference, **stored)
+    if args.onnx_dir:
+        export_onnx_twin(config, args.seed, stored_as_hf(config, args.format, stored),
+                         args.onnx_dir)
     size = sum(os.path.getsize(f) for f in written)
     print(f"wrote {args.format} {args.dtype} ({len(written)} file"
           f"{'s' if len(written) > 1 else ''}, {size} bytes) to {args.out}")

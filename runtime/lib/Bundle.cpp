@@ -136,7 +136,7 @@ public:
         b, p.version, target, p.gridHeight, p.gridWidth, p.interleave,
         b.CreateVector(buffers), b.CreateVector(channels),
         b.CreateVector(roles), inputs, outputs, b.CreateVector(ops),
-        p.kvCapacityTokens);
+        p.kvCapacityTokens, p.position);
     fb::FinishBundleBuffer(b, root);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());
@@ -224,6 +224,7 @@ public:
     p.gridWidth = in.grid_width();
     p.interleave = in.interleave();
     p.kvCapacityTokens = in.kv_capacity_tokens();
+    p.position = in.position();
     if (in.buffers())
       for (const fb::Buffer *buf : *in.buffers()) {
         if (buf->dtype() != fb::DType::F32 && buf->dtype() != fb::DType::F16)

@@ -62,6 +62,8 @@ public:
     os << "target " << formatv("{0}", targetToJSON(p.target)) << "\n";
     os << "grid " << p.gridHeight << "x" << p.gridWidth << " (HxW) interleave "
        << (p.interleave ? "true" : "false") << "\n";
+    if (p.position)
+      os << "position " << p.position << "\n";
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const Buffer &b = p.buffers[i];
       os << "buffer " << i << " '" << b.name << "' "

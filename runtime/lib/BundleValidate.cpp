@@ -114,6 +114,8 @@ public:
                          kBundleVersion));
     if (Error e = validateTarget(p.target))
       return err("program target: " + toString(std::move(e)));
+    if (p.position < 0)
+      return err(formatv("position {0} is negative", p.position));
     if (p.gridWidth < 1 || p.gridHeight < 1 ||
         p.gridWidth > p.target.fabricWidth ||
         p.gridHeight > p.target.fabricHeight)

@@ -18,7 +18,7 @@ using namespace llvm;
 
 namespace wafer::rt {
 
-enum class Var : uint8_t { X, Y, LX, LY, W, H, I };
+enum class Var : uint8_t { X, Y, LX, LY, W, H, I, T };
 
 enum class BinOp : uint8_t {
   Add,
@@ -204,10 +204,11 @@ private:
                                    .Case("W", Var::W)
                                    .Case("H", Var::H)
                                    .Case("i", Var::I)
+                                   .Case("t", Var::T)
                                    .Default(std::nullopt);
       if (!var) {
         pos = start;
-        fail(formatv("unknown variable '{0}' (known: x y lx ly W H i)", name));
+        fail(formatv("unknown variable '{0}' (known: x y lx ly W H i t)", name));
         return nullptr;
       }
       auto n = std::make_unique<Node>();
@@ -274,6 +275,9 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
       break;
     case Var::I:
       out = env.i;
+      break;
+    case Var::T:
+      out = env.t;
       break;
     }
     return true;

@@ -80,7 +80,7 @@ TEST(Expr, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parseError("(x + 1"),
             "expression '(x + 1': expected ')' at column 7");
   EXPECT_EQ(parseError("x + z"),
-            "expression 'x + z': unknown variable 'z' (known: x y lx ly W H i) "
+            "expression 'x + z': unknown variable 'z' (known: x y lx ly W H i t) "
             "at column 5");
   EXPECT_EQ(
       parseError("x 1"),

@@ -9,11 +9,18 @@
 //             [--dim-param NAME=N] [--layers N]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
 //             [--input-shape NAME=1x16] [--dim-param NAME=N]
+//   wafer-run generate CHECKPOINT --prompt TEXT|--tokens 1,2,3
+//             --grid HxW | --prefill-grid HxW --decode-grid HxW
+//             [--max-new-tokens N] [--temperature T --top-k K --top-p P
+//             --seed S] [--check] [--json] [--stats FILE] and the compile
+//             options of run
 //
 // Every failure is one line `error: <where>: <what>` and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "Compile.h"
 #include "EvalCommand.h"
+#include "GenerateCommand.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Bundle.h"
@@ -34,17 +41,25 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace llvm;
 using namespace wafer;
 
 static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model");
 
+static cl::SubCommand generateCommand(
+    "generate",
+    "Generate text from a GGUF or safetensors checkpoint on the emulated "
+    "mesh");
+
 static cl::SubCommand evalCommand(
     "eval", "Evaluate a tfm module (or ONNX model) on the host reference");
 
 static cl::opt<std::string> modelPath(cl::Positional,
-                                      cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir"),
-                                      cl::sub(runCommand), cl::sub(evalCommand));
+                                      cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir | CHECKPOINT"),
+                                      cl::sub(runCommand), cl::sub(evalCommand),
+                                      cl::sub(generateCommand));
 static cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Static shape for an ONNX graph input, NAME=1x16"),
     cl::sub(runCommand), cl::sub(evalCommand));
@@ -62,27 +77,27 @@ static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
                                        cl::sub(runCommand));
 static cl::opt<std::string> targetOption(
     "target", cl::desc("Target preset (wse2, wse3) or JSON file"),
-    cl::init("wse2"), cl::sub(runCommand));
+    cl::init("wse2"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> gemmOption(
     "gemm",
     cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather"),
-    cl::init("meshgemm"), cl::sub(runCommand));
+    cl::init("meshgemm"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> allreduceOption(
     "allreduce", cl::desc("GEMV allreduce: ktree, pipeline, ring"),
-    cl::init("ktree"), cl::sub(runCommand));
+    cl::init("ktree"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<int64_t> ktreeOption("ktree-k",
                                     cl::desc("K of the K-tree allreduce"),
-                                    cl::init(2), cl::sub(runCommand));
+                                    cl::init(2), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> dtypeOption(
     "dtype",
     cl::desc("Element type on the grid: f32, or f16 (storage, link words "
              "and MAC rate of f16; inputs and outputs stay f32)"),
-    cl::init("f32"), cl::sub(runCommand));
+    cl::init("f32"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> kvOption(
     "kv",
     cl::desc("KV cache policy of decode graphs: shift (balanced upward "
              "shift, paper section 4.3) or concat (the baseline)"),
-    cl::init("shift"), cl::sub(runCommand));
+    cl::init("shift"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> phaseOption(
     "phase",
     cl::desc("What one run of the model is, for tokens/s per request: "
@@ -96,7 +111,7 @@ static cl::opt<std::string> outputsPath("outputs", cl::desc("Outputs .npz"),
                                         cl::sub(runCommand),
                                         cl::sub(evalCommand));
 static cl::opt<std::string> statsPath("stats", cl::desc("Statistics JSON"),
-                                      cl::sub(runCommand));
+                                      cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> saveBundlePath(
     "save-bundle",
     cl::desc("Also write the compiled program bundle to this file (run it "
@@ -123,33 +138,74 @@ static cl::opt<int64_t> maxCyclesOption(
     "max-cycles",
     cl::desc("End the run with an error when a core's time passes this many "
              "cycles (a runaway program)"),
-    cl::init(rt::EmulatorOptions().maxCycles), cl::sub(runCommand));
+    cl::init(rt::EmulatorOptions().maxCycles), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<int64_t> maxInstructionsOption(
     "max-instructions",
     cl::desc("End the run with an error when a core runs more instructions"),
-    cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand));
+    cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
-    cl::init(1), cl::sub(runCommand));
+    cl::init(1), cl::sub(runCommand), cl::sub(generateCommand));
+
+static cl::opt<std::string> promptOption(
+    "prompt", cl::desc("Text to continue (tokenized with the checkpoint's "
+                       "tokenizer)"),
+    cl::sub(generateCommand));
+static cl::opt<std::string> tokensOption(
+    "tokens", cl::desc("Prompt token ids instead of text, 1,2,3"),
+    cl::sub(generateCommand));
+static cl::opt<std::string> tokenizerOption(
+    "tokenizer",
+    cl::desc("Tokenizer (tokenizer.json, tokenizer.model, or a GGUF file) "
+             "when not the checkpoint's own"),
+    cl::sub(generateCommand));
+static cl::opt<int64_t> maxNewTokensOption(
+    "max-new-tokens", cl::desc("Tokens to generate at most (default 32)"),
+    cl::init(32), cl::sub(generateCommand));
+static cl::opt<std::string> generateGridOption(
+    "grid", cl::desc("Core grid HxW of both prefill and decode"),
+    cl::sub(generateCommand));
+static cl::opt<std::string> prefillGridOption(
+    "prefill-grid", cl::desc("Core grid HxW of the prefill (default: --grid)"),
+    cl::sub(generateCommand));
+static cl::opt<std::string> decodeGridOption(
+    "decode-grid", cl::desc("Core grid HxW of decode (default: --grid)"),
+    cl::sub(generateCommand));
+static cl::opt<double> temperatureOption(
+    "temperature",
+    cl::desc("Sampling temperature; 0 (the default) picks the most likely "
+             "token"),
+    cl::init(0), cl::sub(generateCommand));
+static cl::opt<int64_t> topKOption(
+    "top-k", cl::desc("Sample among the K most likely tokens (0: all)"),
+    cl::init(0), cl::sub(generateCommand));
+static cl::opt<double> topPOption(
+    "top-p",
+    cl::desc("Sample among the most likely tokens whose probability "
+             "reaches P (1: all)"),
+    cl::init(1), cl::sub(generateCommand));
+static cl::opt<uint64_t> seedOption("seed", cl::desc("Sampling seed"),
+                                    cl::init(0), cl::sub(generateCommand));
+static cl::opt<bool> checkOption(
+    "check",
+    cl::desc("Compare every step's logits with the host evaluator; stop at "
+             "the first step whose most likely token differs or whose "
+             "error exceeds --check-tolerance"),
+    cl::sub(generateCommand));
+static cl::opt<double> checkToleranceOption(
+    "check-tolerance",
+    cl::desc("Largest error of --check, relative to the largest logit "
+             "(default 1e-3; f16 needs about 5e-2)"),
+    cl::init(1e-3), cl::sub(generateCommand));
+static cl::opt<bool> jsonOption(
+    "json",
+    cl::desc("End stdout with one line of JSON: prompt_tokens, "
+             "generated_tokens, text, stats"),
+    cl::sub(generateCommand));
 
 static int fail(const Twine &message) {
   errs() << "error: " << message << "\n";
   return 1;
-}
-
-/// "file: node 'name'" for locations the importer made, else the file.
-static std::string describe(mlir::Location loc) {
-  std::string node, file;
-  loc->walk([&](mlir::Location inner) {
-    if (auto named = dyn_cast<mlir::NameLoc>(inner); named && node.empty())
-      node = named.getName().str();
-    if (auto fileLoc = dyn_cast<mlir::FileLineColLoc>(inner); file.empty() && fileLoc)
-      file = fileLoc.getFilename().str();
-    return mlir::WalkResult::advance();
-  });
-  if (!node.empty())
-    return file + ": node '" + node + "'";
-  return file;
 }
 
 /// What --layers compiled: N of the model's L layers, and the names of the
@@ -159,64 +215,11 @@ struct LayerSubset {
   StringSet<> nonLayerOps;
 };
 
-/// Whether `imported` fits the memory of an n x n grid: the pipeline up to
-/// mesh-check-memory on a copy.
-static bool fitsSquare(mlir::ModuleOp imported, int64_t n,
-                       CompileOptions options) {
-  mlir::OwningOpRef<mlir::ModuleOp> copy(imported.clone());
-  options.grid = formatv("{0}x{0}", n).str();
-  options.lower = false;
-  mlir::PassManager pm(imported.getContext());
-  buildCompilePipeline(pm, options);
-  return mlir::succeeded(pm.run(*copy));
-}
-
-/// "; the smallest square grid it fits is NxN" for a model that does not
-/// fit `grid`: doubling, then bisection, up to the fabric's smaller side
-/// (assuming the bytes per core do not grow with the grid).
-static std::string smallestSquareGrid(mlir::ModuleOp imported,
-                                      const CompileOptions &options) {
-  Expected<rt::Target> target = rt::loadTarget(options.target);
-  int64_t height = 0, width = 0;
-  if (!target || StringRef(options.grid).split('x').first.getAsInteger(10, height) ||
-      StringRef(options.grid).split('x').second.getAsInteger(10, width)) {
-    consumeError(target.takeError());
-    return "";
-  }
-  int64_t limit = std::min(target->fabricHeight, target->fabricWidth);
-  int64_t fails = std::max(height, width), fits = 0;
-  for (int64_t n = std::min(2 * fails, limit); n > fails;
-       n = std::min(2 * n, limit)) {
-    if (fitsSquare(imported, n, options)) {
-      fits = n;
-      break;
-    }
-    fails = n;
-  }
-  if (!fits)
-    return formatv("; it fits no square grid up to {0}x{0} (the fabric of "
-                   "target '{1}')",
-                   limit, target->name)
-        .str();
-  while (fits - fails > 1) {
-    int64_t mid = (fails + fits) / 2;
-    (fitsSquare(imported, mid, options) ? fits : fails) = mid;
-  }
-  return formatv("; the smallest square grid it fits is {0}x{0}", fits).str();
-}
-
 /// Compiles an ONNX model to a runtime program.
 static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   mlir::MLIRContext context;
   context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
                       mlir::func::FuncDialect>();
-  std::string firstError;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
-        firstError.empty())
-      firstError = describe(diag.getLocation()) + ": " + diag.str();
-    return mlir::success();
-  });
   Expected<OnnxImportOptions> options =
       importOptions(inputShapes, dimParams, inputsPath);
   if (!options)
@@ -224,22 +227,14 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   auto module = importOnnxFile(path, &context, *options);
   if (!module)
     return module.takeError();
-  if (gridOption.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "--grid HxW is required to compile a model");
   CompileOptions compile{gridOption,   targetOption, gemmOption,
                          allreduceOption, ktreeOption, dtypeOption,
                          kvOption,     layersOption};
-  mlir::OwningOpRef<mlir::ModuleOp> imported((*module)->clone());
-  mlir::PassManager pm(&context);
-  buildCompilePipeline(pm, compile);
-  if (mlir::failed(pm.run(**module))) {
-    if (firstError.empty())
-      firstError = "compilation failed";
-    else if (StringRef(firstError).contains("mesh-check-memory: "))
-      firstError += smallestSquareGrid(*imported, compile);
-    return createStringError(inconvertibleErrorCode(), firstError);
-  }
+  // The timing mode reads no weights, unless a bundle is to be kept.
+  bool weights = modeOption != "timing" || !saveBundlePath.empty();
+  Expected<rt::Program> program = compileModule(**module, compile, weights);
+  if (!program)
+    return program.takeError();
   if (auto layers = (*module)->getOperation()->getAttrOfType<mlir::IntegerAttr>("tfm.layers")) {
     subset.layers = layers.getInt();
     subset.modelLayers =
@@ -249,9 +244,7 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
              .getAsValueRange<mlir::StringAttr>())
       subset.nonLayerOps.insert(name);
   }
-  // The timing mode reads no weights, unless a bundle is to be kept.
-  bool weights = modeOption != "timing" || !saveBundlePath.empty();
-  return buildRuntimeProgram(**module, weights);
+  return program;
 }
 
 static Error optionError(const Twine &message) {
@@ -508,17 +501,79 @@ static int run() {
   return 0;
 }
 
+static int generate() {
+  if (Error error = validateRunOptions(modelPath, /*isBundle=*/false))
+    return fail(toString(std::move(error)));
+  if (promptOption.getNumOccurrences() == tokensOption.getNumOccurrences())
+    return fail("give the prompt as --prompt TEXT or as --tokens 1,2,3 (one "
+                "of them)");
+  if (maxNewTokensOption < 1)
+    return fail("--max-new-tokens " + Twine(maxNewTokensOption) +
+                ": generate at least 1 token");
+  if (temperatureOption < 0 || !std::isfinite(temperatureOption))
+    return fail("--temperature must be a finite number at least 0");
+  if (topKOption < 0)
+    return fail("--top-k must be at least 0");
+  if (!(topPOption > 0 && topPOption <= 1))
+    return fail("--top-p must be in (0, 1]");
+  if (!(checkToleranceOption >= 0))
+    return fail("--check-tolerance must be at least 0");
+  GenerateOptions options;
+  options.model = modelPath;
+  options.tokenizer = tokenizerOption;
+  if (promptOption.getNumOccurrences())
+    options.prompt = promptOption;
+  else
+    options.tokens = tokensOption;
+  options.maxNewTokens = maxNewTokensOption;
+  CompileOptions compile{"",           targetOption, gemmOption,
+                         allreduceOption, ktreeOption, dtypeOption,
+                         kvOption,     0};
+  options.prefill = options.decode = compile;
+  options.prefill.grid =
+      prefillGridOption.empty() ? generateGridOption : prefillGridOption;
+  options.decode.grid =
+      decodeGridOption.empty() ? generateGridOption : decodeGridOption;
+  for (const std::string &grid : {options.prefill.grid, options.decode.grid}) {
+    auto [h, w] = StringRef(grid).split('x');
+    int64_t height, width;
+    if (grid.empty())
+      return fail("give the grids: --grid HxW, or --prefill-grid HxW and "
+                  "--decode-grid HxW");
+    if (h.getAsInteger(10, height) || w.getAsInteger(10, width) ||
+        height < 1 || width < 1)
+      return fail("grid '" + grid + "' is not of the form HxW (at least "
+                  "1x1)");
+  }
+  options.temperature = temperatureOption;
+  options.topK = topKOption;
+  options.topP = topPOption;
+  options.seed = seedOption;
+  options.check = checkOption;
+  options.tolerance = checkToleranceOption;
+  options.statsPath = statsPath;
+  options.json = jsonOption;
+  options.emulator.threads = threadsOption;
+  options.emulator.maxCycles = maxCyclesOption;
+  options.emulator.maxInstructions = maxInstructionsOption;
+  return runGenerateCommand(options);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   hideForeignOptions();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;
-  if ((runCommand || evalCommand) && modelPath.empty())
-    return fail("expected a model: wafer-run run|eval MODEL ... (see --help)");
+  if ((runCommand || evalCommand || generateCommand) && modelPath.empty())
+    return fail("expected a model: wafer-run run|eval|generate MODEL ... "
+                "(see --help)");
   if (runCommand)
     return run();
+  if (generateCommand)
+    return generate();
   if (evalCommand)
     return runEvalCommand(modelPath, inputShapes, dimParams, inputsPath,
                           outputsPath);
-  return fail("expected a command: wafer-run run|eval MODEL ... (see --help)");
+  return fail("expected a command: wafer-run run|eval|generate MODEL ... "
+              "(see --help)");
 }

@@ -6,6 +6,8 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <vector>
+
 namespace wafer {
 
 struct CheckpointImportOptions {
@@ -17,7 +19,20 @@ struct CheckpointImportOptions {
   /// module then carries `tfm.layers` and `tfm.model_layers` as
   /// tfm-keep-layers sets them.
   int64_t layers = 0;
+  /// The RoPE factors of the graph's positions are inputs `rope.cos` and
+  /// `rope.sin` [1, 1, L, D] (ropeFactors) rather than constants, so that
+  /// one decode program serves every position of a generation.
+  bool ropeInputs = false;
 };
+
+struct LlamaConfig;
+
+/// cos and sin of rotate-half RoPE at `position` ([D] each), rounded to
+/// float at each step as the exporter's graph computes them.
+struct RopeFactors {
+  std::vector<float> cos, sin;
+};
+RopeFactors ropeFactors(const LlamaConfig &config, int64_t position);
 
 /// Builds the raised tfm module of a GGUF or safetensors LLaMA checkpoint
 /// with the interface of export_llama.py's graphs: prefill takes

@@ -39,6 +39,8 @@ struct CompileOptions {
   std::string kv = "shift";
   /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
   int64_t layers = 0;
+  /// Tokens a decode program's KV caches have room for (0: its own step's).
+  int64_t kvCapacity = 0;
   /// False stops after mesh-check-memory (to ask whether a plan fits).
   bool lower = true;
 };

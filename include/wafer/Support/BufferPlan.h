@@ -11,19 +11,12 @@
 #define WAFER_SUPPORT_BUFFERPLAN_H
 
 #include "wafer/Dialect/Mesh/MeshOps.h"
+#include "wafer/Support/LocalTile.h"
 
 #include <string>
 #include <vector>
 
 namespace wafer {
-
-/// Elements of the local tile every core holds of a distributed value.
-int64_t localElements(mlir::Value distributed, mesh::GridAttr grid);
-
-/// Bytes one buffer of `elements` values of `elementType` takes in SRAM
-/// (rounded up so that offsets stay 4-byte aligned); INT64_MAX rounded down
-/// when that does not fit, which exceeds every SRAM.
-int64_t bufferBytes(int64_t elements, mlir::Type elementType);
 
 /// A working buffer of one op, named `<op tag><suffix>` by the lowering.
 struct ScratchBuffer {

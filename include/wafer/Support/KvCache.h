@@ -30,9 +30,29 @@ struct KvCacheLayout {
   std::vector<int64_t> pastSlots() const;
   /// The slot of each position 0 .. past (the new token last) after it.
   std::vector<int64_t> presentSlots() const;
-  /// countAfter as an expression of the row `ly`.
+  // Expressions of the row `ly` and the run-time position `t` (the tokens
+  // in the caches before the step, from `past` on):
+  /// countAfter.
   std::string countAfterExpr() const;
+  /// Shift: the tokens every row holds at least, t / rows.
+  std::string rowTokensExpr() const;
+  /// Concat: the tokens the bottom row holds before the step.
+  std::string bottomCountExpr() const;
+  /// Whether row ly holds one token more than the rows above (it passes its
+  /// oldest one up in a shift).
+  std::string shiftingRowsExpr() const;
+  /// Whether row ly takes a token from the row below in a shift.
+  std::string receivingRowsExpr() const;
+
+  /// The most tokens the caches hold after a step from `past` on: every row
+  /// full (shift), or the bottom row full (concat).
+  int64_t tokenLimit() const;
 };
+
+/// Slots per row of a cache planned for a step after `past` tokens and room
+/// for `capacity` tokens in all (0: the step's own) under `policy`.
+int64_t kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
+                      mesh::KvPolicy policy);
 
 /// The layout of a mesh.kv_append.
 KvCacheLayout getKvCacheLayout(mesh::KvAppendOp op);

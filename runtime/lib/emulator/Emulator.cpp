@@ -97,7 +97,11 @@ public:
         data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
                                           : makeFunctionalDataPath(p)) {}
 
-  Expected<RunResult> run(const NDArrayMap &inputs);
+  /// What every run shares: role code, route tables, storage.
+  Error setup();
+  /// One run from cycle 0 on the cores' current storage; the first places
+  /// every input, later ones only the user inputs given.
+  Expected<RunResult> run(const NDArrayMap &inputs, const RunRequest &request);
 
 private:
   void chooseTracedCores();
@@ -135,7 +139,9 @@ private:
   }
   ExprEnv env(int32_t id) const {
     int64_t x = id % W, y = id / W;
-    return {x, y, grid.posX[x], grid.posY[y], W, H};
+    ExprEnv e{x, y, grid.posX[x], grid.posY[y], W, H};
+    e.t = position;
+    return e;
   }
 
   const Program &p;
@@ -156,6 +162,13 @@ private:
   int64_t nb = 0, sramBytes = 0;
   std::vector<int32_t> slots;     // [core * nb + buffer] -> storage slot
   std::vector<int64_t> busyUntil; // [core * nb + slot]: pending send done
+
+  /// The run's value of `t`.
+  int64_t position = 0;
+  /// Runs so far; a failed run leaves the cores mid-program, so the
+  /// session ends there.
+  int64_t runs = 0;
+  bool failed = false;
 
   std::vector<Core> cores;
   std::priority_queue<std::pair<int64_t, int32_t>,
@@ -450,6 +463,8 @@ Error Scheduler::deadlock() const {
 
 Error Scheduler::simulate() {
   cores.assign(N, Core());
+  doneCores = 0;
+  std::fill(busyUntil.begin(), busyUntil.end(), 0);
   network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
   for (int32_t id = 0; id < N; ++id)
@@ -582,9 +597,9 @@ RunStats Scheduler::stats() const {
   return s;
 }
 
-Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
+Error Scheduler::setup() {
   if (Error e = validateProgram(p))
-    return std::move(e);
+    return e;
   if (p.weightsOmitted && mode != EmulatorMode::Timing)
     return err("the program was compiled without its weights: it runs only "
                "in the timing mode");
@@ -604,38 +619,91 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs) {
         roleOf[y * W + x] = int32_t(r);
   }
   if (Error e = network.buildRouteTables())
-    return std::move(e);
+    return e;
   if (Error e = allocate())
-    return std::move(e);
+    return e;
   if (tracing)
     chooseTracedCores();
+  return Error::success();
+}
+
+Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
+                                   const RunRequest &request) {
+  if (failed)
+    return err("the session ended with an earlier run's error");
+  position = request.position.value_or(p.position);
+  if (position < 0)
+    return err(formatv("position {0} is negative", position));
   bool hasData = mode == EmulatorMode::Functional;
+  auto currentSlot = [&](int32_t core, int32_t buf) {
+    return slotOf(core, buf);
+  };
+  // A KV cache read back is laid out for the program's own position.
+  for (const HostTensor &out : p.outputs)
+    if (out.indexDim >= 0 && position != p.position &&
+        (request.outputs.empty() ||
+         llvm::is_contained(request.outputs, out.name)))
+      return err(formatv("output '{0}' is laid out for position {1}; it "
+                         "cannot be read after a run at position {2}",
+                         out.name, p.position, position));
+  for (const std::string &name : request.outputs)
+    if (llvm::none_of(p.outputs,
+                      [&](const HostTensor &out) { return out.name == name; }))
+      return err("the program has no output '" + name + "'");
   if (hasData)
-    if (Error e = placeInputs(p, inputs, grid, *data))
+    if (Error e = placeInputs(p, inputs, grid, *data, currentSlot,
+                              /*onlyGiven=*/runs > 0))
       return std::move(e);
-  if (Error e = simulate())
+  ++runs;
+  if (Error e = simulate()) {
+    failed = true;
     return std::move(e);
+  }
   RunResult result;
   result.stats = stats();
   if (tracing) {
-    result.trace.tracks = std::move(traceTracks);
+    result.trace.tracks = traceTracks;
     for (Core &c : cores)
       result.trace.spans.insert(result.trace.spans.end(), c.spans.begin(),
                                 c.spans.end());
   }
   if (hasData)
     result.outputs =
-        readOutputs(p, grid, *data, [&](int32_t core, int32_t buf) {
-          return slotOf(core, buf);
-        });
+        readOutputs(p, grid, *data, currentSlot, request.outputs);
   return result;
 }
 
 } // namespace
 
+struct Session::Impl {
+  Impl(const Program &program, const EmulatorOptions &options)
+      : scheduler(program, options) {}
+  Scheduler scheduler;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Session::~Session() = default;
+
+Expected<std::unique_ptr<Session>>
+Session::create(const Program &program, const EmulatorOptions &options) {
+  auto impl = std::make_unique<Impl>(program, options);
+  if (Error e = impl->scheduler.setup())
+    return std::move(e);
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Expected<RunResult> Session::run(const NDArrayMap &inputs,
+                                 const RunRequest &request) {
+  return impl->scheduler.run(inputs, request);
+}
+
 Expected<RunResult> runProgram(const Program &program, const NDArrayMap &inputs,
                                const EmulatorOptions &options) {
-  return Scheduler(program, options).run(inputs);
+  Expected<std::unique_ptr<Session>> session =
+      Session::create(program, options);
+  if (!session)
+    return session.takeError();
+  return (*session)->run(inputs);
 }
 
 } // namespace wafer::rt

@@ -3,6 +3,7 @@
 
 #include "wafer/Runtime/Layout.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -55,9 +56,13 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
 }
 
 Error placeInputs(const Program &p, const NDArrayMap &inputs,
-                  const GridPositions &grid, DataPath &data) {
+                  const GridPositions &grid, DataPath &data, SlotOf slotOf,
+                  bool onlyGiven) {
   const int64_t W = p.gridWidth, H = p.gridHeight;
   for (const HostTensor &in : p.inputs) {
+    if (onlyGiven && !inputs.count(in.gatherIds.empty() ? in.name
+                                                         : in.gatherIds))
+      continue;
     const std::vector<float> *source = &in.data;
     std::vector<float> gathered;
     if (!in.gatherIds.empty()) {
@@ -86,9 +91,8 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
     // Placed as the source is: no transpose, broadcast or gather.
     bool direct = in.permutation.empty() && in.indexDim < 0 &&
                   in.shape == in.sourceShape;
-    // Before the run every buffer is in its own slot.
     for (int64_t id = 0; id < W * H; ++id) {
-      float *dst = data.storage(int32_t(id), in.buffer);
+      float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
       forEachLocalElement(
           in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
           [&](int64_t local, int64_t global) {
@@ -104,11 +108,13 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
 }
 
 NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
-                       DataPath &data,
-                       function_ref<int32_t(int32_t, int32_t)> slotOf) {
+                       DataPath &data, SlotOf slotOf,
+                       ArrayRef<std::string> names) {
   const int64_t W = p.gridWidth, H = p.gridHeight;
   NDArrayMap outputs;
   for (const HostTensor &out : p.outputs) {
+    if (!names.empty() && !llvm::is_contained(names, out.name))
+      continue;
     NDArray a;
     a.shape = out.shape;
     a.data.assign(a.elements(), 0.0f);

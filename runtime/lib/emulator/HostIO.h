@@ -14,10 +14,12 @@
 #include "wafer/Runtime/NDArray.h"
 #include "wafer/Runtime/Program.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace wafer::rt::emulator {
@@ -28,16 +30,20 @@ struct GridPositions {
   std::vector<int64_t> orderX, orderY; // logical -> physical
 };
 
-/// Checks the user's inputs against the program and writes every input
-/// into its buffer on every core.
-llvm::Error placeInputs(const Program &p, const NDArrayMap &inputs,
-                        const GridPositions &grid, DataPath &data);
+/// Where a buffer's storage is on a core: slotOf(core, buffer).
+using SlotOf = llvm::function_ref<int32_t(int32_t, int32_t)>;
 
-/// Gathers the program's outputs; `slotOf(core, buffer)` is where the
-/// buffer's storage ended up on the core.
+/// Checks the user's inputs against the program and writes every input
+/// into its buffer on every core; with `onlyGiven` (a session's later runs),
+/// only the user inputs present in `inputs` (the others keep their values).
+llvm::Error placeInputs(const Program &p, const NDArrayMap &inputs,
+                        const GridPositions &grid, DataPath &data,
+                        SlotOf slotOf, bool onlyGiven);
+
+/// Gathers the program's outputs named in `names` (empty: all of them).
 NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
-                       DataPath &data,
-                       llvm::function_ref<int32_t(int32_t, int32_t)> slotOf);
+                       DataPath &data, SlotOf slotOf,
+                       llvm::ArrayRef<std::string> names);
 
 } // namespace wafer::rt::emulator
 

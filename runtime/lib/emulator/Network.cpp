@@ -48,6 +48,7 @@ void Network::reset(bool countLinks) {
   ports.assign(N, Ports());
   inboxes.assign(N * numColors, Inbox());
   visitedBy.assign(N, 0);
+  totalMessages = totalLinkWords = latestArrival = 0;
   for (int d = 0; d < 4; ++d) {
     wordsOut[d].assign(countLinks ? N : 0, 0);
     wordsIn[d].assign(countLinks ? N : 0, 0);

@@ -6,6 +6,14 @@ core.program attributes {grid = #mesh.grid<1000x2>, ops = [], target = #mesh.tar
 
 // -----
 
+// expected-error @+1 {{position -1 is negative}}
+core.program attributes {grid = #mesh.grid<1x1>, ops = [], position = -1, target = #mesh.target<base = "wse2">} {
+  core.role @all at #core.cores<x = 0:0:1, y = 0:0:1> {
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'ops' entries must be [name, kind, algorithm]}}
 core.program attributes {grid = #mesh.grid<2x2>, ops = [["m"]], target = #mesh.target<base = "wse2">} {
   core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {

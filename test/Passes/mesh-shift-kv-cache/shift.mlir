@@ -7,16 +7,20 @@
 // CHECK: mesh.kv_append {{.*}}policy = #mesh.kv_policy<shift>
 // CHECK: mesh.collect {{.*}}index_map = array<i64: 0, 1, 4, 5, 8, 9, 10, 12, 13, 14>
 
-// The bottom row sends its oldest token north and closes the gap; the row
-// above takes it into slot 2; the bottom row stores the new token there.
-// LOWER: kv_capacity_tokens = {{[0-9]+}} : i64, ops = {{\[\["kv_append0", "kv_append", "shift"\]\]}}
+// The rows that hold one token more (t % 4 of them at the bottom: at t = 9
+// the bottom row) send their oldest token north and close the gap; the row
+// above each takes it into slot t / 4 (2); the bottom row stores the new
+// token there. The position t is the run's (the program's default: 9), so
+// the same program serves later steps.
+// LOWER: kv_capacity_tokens = {{[0-9]+}} : i64, ops = {{\[\["kv_append0", "kv_append", "shift"\]\]}}, position = 9 : i64
 // LOWER: core.channel @hop_in_y
-// LOWER: core.when "ly >= 3" {
+// LOWER: core.when "ly >= 4 - t % 4" {
 // LOWER: core.send @kv0_up on @hop_in_y
-// LOWER: core.when "ly >= 2 && ly < 3" {
+// LOWER: core.repeat "1 * (t / 4)" {
+// LOWER: core.when "ly >= 4 - t % 4 - 1 && ly < 3" {
 // LOWER-NEXT: core.recv @kv0_from_below on @hop_in_y
 // LOWER: core.when "ly == 3" {
-// LOWER: core.copy @t0["i * 4 + 2"], @t1["i * 1 + 0"]
+// LOWER: core.copy @t0["i * 4 + t / 4"], @t1["i * 1 + 0"]
 
 module attributes {mesh.grid = #mesh.grid<4x2>, mesh.target = #mesh.target<base = "wse2">} {
   func.func @main(%past: tensor<1x2x9x4xf32>, %token: tensor<1x2x4xf32>) -> tensor<1x2x10x4xf32> {

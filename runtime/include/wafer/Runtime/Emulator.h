@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,13 +123,50 @@ void writeChromeTrace(const Program &program, const RunResult &result,
 
 /// Runs the program: places the inputs (user inputs by name; weights from
 /// the bundle), executes every core, gathers the outputs (in the timing
-/// mode: executes every core without data; no inputs, no outputs). A missing input or
-/// one of the wrong shape or dtype, deadlock, a message with no route, a
-/// route table overflow and SRAM overflow are one-line errors naming the
-/// tensor, or the cores and colors involved.
+/// mode: executes every core without data; no inputs, no outputs). A missing
+/// input or one of the wrong shape or dtype, deadlock, a message with no
+/// route, a route table overflow and SRAM overflow are one-line errors
+/// naming the tensor, or the cores and colors involved. A session of one run.
 llvm::Expected<RunResult> runProgram(const Program &program,
                                      const NDArrayMap &inputs,
                                      const EmulatorOptions &options);
+
+/// What one run of a session does beyond placing its inputs.
+struct RunRequest {
+  /// The value of the expression variable `t` (a decode step's position);
+  /// none: Program::position.
+  std::optional<int64_t> position;
+  /// The outputs to read back, by name (empty: every output).
+  std::vector<std::string> outputs;
+};
+
+/// Runs one program again and again on the same cores: every core's buffers
+/// keep their values from one run to the next, as SRAM would (how a
+/// generation keeps its KV caches on the chip between decode steps). Each
+/// run starts at cycle 0 with an empty network, and its stats are its own.
+/// The program must outlive the session.
+class Session {
+public:
+  /// Checks the program and builds what every run shares (role code, route
+  /// tables, storage); errors as runProgram's.
+  static llvm::Expected<std::unique_ptr<Session>>
+  create(const Program &program, const EmulatorOptions &options);
+  ~Session();
+
+  /// The first run places every input as runProgram does; later runs place
+  /// only the user inputs given (token ids, caches, ...), every other
+  /// buffer keeps what the cores hold. An output laid out for the
+  /// program's position (a KV cache read back from its slots) cannot be
+  /// read after a run at another position. After a failed run the session
+  /// refuses further runs.
+  llvm::Expected<RunResult> run(const NDArrayMap &inputs,
+                                const RunRequest &request = {});
+
+private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
 
 } // namespace wafer::rt
 

@@ -15,6 +15,8 @@ struct ExprEnv {
   int64_t x = 0, y = 0, lx = 0, ly = 0, W = 1, H = 1;
   /// Iteration number (from 0) of the innermost enclosing repeat; 0 outside.
   int64_t i = 0;
+  /// The run's decode position: tokens in the KV caches before the step.
+  int64_t t = 0;
 };
 
 /// A parsed expression, evaluated many times.

@@ -189,7 +189,8 @@ enum class ReduceKind : int64_t { Sum = 0, SumSquares = 1, Max = 2 };
 /// One instruction. Expressions are integer expressions over the core's
 /// coordinates: variables x, y (physical), lx, ly (position on the logical
 /// ring of the axis: see Program::interleave), W, H (grid size), i (the
-/// iteration, from 0, of the innermost enclosing repeat; 0 outside); integer
+/// iteration, from 0, of the innermost enclosing repeat; 0 outside), t (the
+/// run's decode position, Program::position unless the run binds one); integer
 /// literals; + - * / % (truncating), == != < <= > >=, && || !, unary -,
 /// parentheses.
 struct Instr {
@@ -285,6 +286,9 @@ struct Program {
   /// Compiled for the timing mode only: the weights' data was never read
   /// (never true in a bundle, which always carries its weights).
   bool weightsOmitted = false;
+  /// The value of the expression variable `t` when a run binds none: the
+  /// past a decode program was compiled for (0 for other programs).
+  int64_t position = 0;
 };
 
 } // namespace wafer::rt

@@ -1,0 +1,619 @@
+//===- GenerateCommand.cpp - wafer-run generate ---------------------------===//
+//
+// Text in, text out on the emulated mesh. The prompt's prefill runs on the
+// prefill grid; one decode program, compiled once with its position a
+// run-time value and its KV caches sized for the whole generation, then
+// runs once per new token in an emulator session, so the caches stay in the
+// cores' SRAM from step to step. The prefill's keys and values reach the
+// decode caches through the host (placed by the decode program's first run).
+//
+//===----------------------------------------------------------------------===//
+#include "GenerateCommand.h"
+#include "Compile.h"
+
+#include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Dialect/Mesh/MeshOps.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Eval/Evaluator.h"
+#include "wafer/Import/CheckpointImporter.h"
+#include "wafer/Import/CheckpointTokenizer.h"
+#include "wafer/Import/LlamaCheckpoint.h"
+#include "wafer/Import/Tokenizer.h"
+#include "wafer/Import/WeightStore.h"
+#include "wafer/Support/KvCache.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+using namespace llvm;
+using namespace wafer;
+
+namespace {
+
+Error generateError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// The next token: the most likely one, or a draw from the temperature-
+/// scaled, top-k and top-p restricted distribution. The draw uses the raw
+/// 64-bit Mersenne Twister (specified by the standard), so a seed gives the
+/// same tokens on every platform.
+class Sampler {
+public:
+  explicit Sampler(const GenerateOptions &options)
+      : options(options), rng(options.seed) {}
+
+  int64_t next(ArrayRef<float> logits) {
+    int64_t best = std::max_element(logits.begin(), logits.end()) -
+                   logits.begin();
+    if (options.temperature == 0)
+      return best;
+    std::vector<int64_t> order(logits.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return logits[a] > logits[b];
+    });
+    if (options.topK > 0 && options.topK < int64_t(order.size()))
+      order.resize(options.topK);
+    std::vector<double> weights;
+    double total = 0;
+    for (int64_t id : order) {
+      weights.push_back(
+          std::exp((double(logits[id]) - logits[best]) / options.temperature));
+      total += weights.back();
+    }
+    // The smallest prefix whose probability reaches top-p.
+    double kept = 0;
+    size_t keep = 0;
+    while (keep < weights.size() && kept < options.topP * total)
+      kept += weights[keep++];
+    double u = double(rng() >> 11) * 0x1.0p-53 * kept;
+    for (size_t i = 0; i < keep; ++i) {
+      if (u < weights[i])
+        return order[i];
+      u -= weights[i];
+    }
+    return order[keep - 1];
+  }
+
+private:
+  const GenerateOptions &options;
+  std::mt19937_64 rng;
+};
+
+/// The host evaluator's logits for a token sequence: the checkpoint's
+/// prefill graph of the whole sequence, evaluated on the same weights.
+class HostReference {
+public:
+  HostReference(StringRef model, mlir::MLIRContext &context)
+      : model(model.str()), context(context) {}
+
+  Expected<std::vector<float>> logits(ArrayRef<int64_t> tokens) {
+    CheckpointImportOptions options;
+    options.seqLen = int64_t(tokens.size());
+    auto module = importCheckpoint(model, &context, options);
+    if (!module)
+      return module.takeError();
+    auto main = (**module).lookupSymbol<mlir::func::FuncOp>("main");
+    eval::Tensor ids(eval::ElementKind::I64, {1, int64_t(tokens.size())});
+    std::copy(tokens.begin(), tokens.end(), ids.data.begin());
+    auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
+      auto weight = cast<tfm::WeightOp>(op);
+      Expected<WeightData> data =
+          store.load(weight.getSource(), weight.getName());
+      if (!data)
+        return data.takeError();
+      eval::Tensor tensor(eval::ElementKind::F32, data->shape);
+      std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
+      return tensor;
+    };
+    auto outputs =
+        eval::evaluateFunction(main, {{"input_ids", std::move(ids)}}, loadWeight);
+    if (!outputs)
+      return outputs.takeError();
+    const eval::Tensor &all = outputs->at("logits");
+    int64_t vocab = all.shape.back();
+    return std::vector<float>(all.data.end() - vocab, all.data.end());
+  }
+
+private:
+  std::string model;
+  mlir::MLIRContext &context;
+  WeightStore store;
+};
+
+/// The largest error of `got` against `want`, relative to want's largest
+/// magnitude (at least 1).
+double relativeError(ArrayRef<float> got, ArrayRef<float> want) {
+  double error = 0, scale = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    error = std::max(error, std::abs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  return error / scale;
+}
+
+int64_t argmax(ArrayRef<float> values) {
+  return std::max_element(values.begin(), values.end()) - values.begin();
+}
+
+Expected<std::vector<int64_t>> parseTokenList(StringRef text,
+                                             int64_t vocabSize) {
+  std::vector<int64_t> ids;
+  SmallVector<StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    int64_t id;
+    if (item.trim().getAsInteger(10, id))
+      return generateError("--tokens: '" + item + "' is not a token id");
+    if (id < 0 || id >= vocabSize)
+      return generateError(formatv("--tokens: token id {0} is outside the "
+                                   "vocabulary (0 .. {1})",
+                                   id, vocabSize - 1));
+    ids.push_back(id);
+  }
+  if (ids.empty())
+    return generateError("--tokens: give at least one token id");
+  return ids;
+}
+
+struct GridShape {
+  int64_t height = 0, width = 0;
+};
+
+GridShape gridOf(const CompileOptions &options) {
+  GridShape g;
+  auto [h, w] = StringRef(options.grid).split('x');
+  (void)h.getAsInteger(10, g.height);
+  (void)w.getAsInteger(10, g.width);
+  return g;
+}
+
+class Generation {
+public:
+  Generation(const GenerateOptions &options)
+      : options(options), sampler(options), reference(options.model, context) {
+    context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
+                        mlir::func::FuncDialect>();
+  }
+
+  Error run();
+  /// Whether stdout has text not ended by a newline.
+  bool midLine() const { return streamed; }
+
+private:
+  Error prepareTokens();
+  Error compilePrograms();
+  Expected<rt::Program> compileDecode(int64_t capacity);
+  Error prefill();
+  Error decode();
+  /// The shape the decode program expects of user input `name`.
+  std::vector<int64_t> inputShape(StringRef name) const;
+  Error checkStep(ArrayRef<float> logits, int64_t step);
+  /// Appends a generated token: streams its text, tells whether to go on.
+  Expected<bool> accept(int64_t token);
+  void report() const;
+  json::Value statsJSON() const;
+
+  const GenerateOptions &options;
+  mlir::MLIRContext context;
+  Sampler sampler;
+  HostReference reference;
+  std::optional<LlamaCheckpoint> checkpoint;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::optional<TokenDecoder> text;
+  std::string generatedText;
+  bool streamed = false;
+
+  std::vector<int64_t> prompt, generated;
+  std::string stopReason = "max-new-tokens";
+  std::optional<rt::Program> prefillProgram;
+  rt::Program decodeProgram;
+  /// The most tokens the decode caches hold.
+  int64_t tokenLimit = 0;
+  std::optional<rt::RunStats> prefillStats;
+  std::vector<rt::RunStats> decodeStats;
+  /// Prefill outputs: the logits of the last position, the presents.
+  std::vector<float> nextLogits;
+  rt::NDArrayMap presents;
+  double worstError = 0;
+};
+
+Error Generation::prepareTokens() {
+  Expected<LlamaCheckpoint> opened = LlamaCheckpoint::open(options.model);
+  if (!opened)
+    return opened.takeError();
+  checkpoint.emplace(std::move(*opened));
+  const LlamaConfig &config = checkpoint->config();
+  std::string tokenizerPath =
+      options.tokenizer.empty() ? options.model : options.tokenizer;
+  auto loaded = loadCheckpointTokenizer(tokenizerPath);
+  if (loaded)
+    tokenizer = std::move(*loaded);
+  else if (options.prompt || !options.tokenizer.empty())
+    return loaded.takeError();
+  else
+    consumeError(loaded.takeError());
+  if (tokenizer && tokenizer->size() != config.vocabSize)
+    return generateError(formatv("{0}: the tokenizer has {1} tokens, the "
+                                 "model's vocabulary {2}",
+                                 tokenizer->where(), tokenizer->size(),
+                                 config.vocabSize));
+  if (options.prompt) {
+    auto ids = tokenizer->encodePrompt(*options.prompt);
+    if (!ids)
+      return ids.takeError();
+    prompt.assign(ids->begin(), ids->end());
+  } else {
+    auto ids = parseTokenList(*options.tokens, config.vocabSize);
+    if (!ids)
+      return ids.takeError();
+    prompt = std::move(*ids);
+  }
+  int64_t total = int64_t(prompt.size()) + options.maxNewTokens;
+  if (config.maxContext && total > *config.maxContext)
+    return generateError(formatv("{0}: the prompt's {1} tokens and {2} new "
+                                 "ones exceed the model's context length {3}",
+                                 options.model, prompt.size(),
+                                 options.maxNewTokens, *config.maxContext));
+  return Error::success();
+}
+
+Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
+  CheckpointImportOptions build;
+  // Compiled for the first decode step; later steps bind the position.
+  build.pastLen = std::max<int64_t>(int64_t(prompt.size()), 1);
+  build.ropeInputs = true;
+  auto module = importCheckpoint(options.model, &context, build);
+  if (!module)
+    return module.takeError();
+  CompileOptions compile = options.decode;
+  compile.kvCapacity = capacity;
+  if (!planFits(**module, compile)) {
+    // Fewer tokens may fit: generate as far as they go.
+    int64_t fits = 0, fails = capacity;
+    for (int64_t lo = build.pastLen + 1; lo < fails;) {
+      int64_t mid = lo + (fails - lo) / 2;
+      compile.kvCapacity = mid;
+      if (planFits(**module, compile))
+        fits = mid, lo = mid + 1;
+      else
+        fails = mid;
+    }
+    compile.kvCapacity = fits ? fits : capacity;
+  }
+  auto program = compileModule(**module, compile);
+  if (!program)
+    return program.takeError();
+  KvCacheLayout layout;
+  layout.rows = gridOf(compile).height;
+  layout.past = build.pastLen;
+  layout.policy = *mesh::symbolizeKvPolicy(compile.kv);
+  layout.slotsPerRow = kvSlotsPerRow(layout.rows, layout.past,
+                                     compile.kvCapacity, layout.policy);
+  tokenLimit = layout.tokenLimit();
+  return program;
+}
+
+Error Generation::compilePrograms() {
+  // A one-token prompt has no prefill: the decode program takes it at
+  // position 0.
+  if (prompt.size() > 1) {
+    CheckpointImportOptions build;
+    build.seqLen = int64_t(prompt.size());
+    auto module = importCheckpoint(options.model, &context, build);
+    if (!module)
+      return module.takeError();
+    auto program = compileModule(**module, options.prefill);
+    if (!program)
+      return generateError("prefill on " + options.prefill.grid + ": " +
+                           toString(program.takeError()));
+    prefillProgram = std::move(*program);
+  }
+  auto program =
+      compileDecode(int64_t(prompt.size()) + options.maxNewTokens);
+  if (!program)
+    return generateError("decode on " + options.decode.grid + ": " +
+                         toString(program.takeError()));
+  decodeProgram = std::move(*program);
+  return Error::success();
+}
+
+Error Generation::prefill() {
+  if (!prefillProgram)
+    return Error::success();
+  rt::NDArray ids;
+  ids.dtype = "int64";
+  ids.shape = {1, int64_t(prompt.size())};
+  ids.data.assign(prompt.begin(), prompt.end());
+  Expected<rt::RunResult> result =
+      rt::runProgram(*prefillProgram, {{"input_ids", ids}}, options.emulator);
+  if (!result)
+    return generateError("prefill: " + toString(result.takeError()));
+  prefillStats = result->stats;
+  const rt::NDArray &logits = result->outputs.at("logits");
+  int64_t vocab = logits.shape.back();
+  nextLogits.assign(logits.data.end() - vocab, logits.data.end());
+  for (auto &[name, array] : result->outputs)
+    if (StringRef(name).starts_with("present."))
+      presents["past." + StringRef(name).drop_front(8).str()] = array;
+  return checkStep(nextLogits, 0);
+}
+
+Error Generation::checkStep(ArrayRef<float> logits, int64_t step) {
+  if (!options.check)
+    return Error::success();
+  std::vector<int64_t> sequence = prompt;
+  llvm::append_range(sequence, ArrayRef(generated).take_front(step));
+  Expected<std::vector<float>> want = reference.logits(sequence);
+  if (!want)
+    return generateError("--check: host evaluator: " +
+                         toString(want.takeError()));
+  double error = relativeError(logits, *want);
+  worstError = std::max(worstError, error);
+  if (argmax(logits) != argmax(*want))
+    return generateError(formatv("--check: step {0} (position {1}): the "
+                                 "mesh's most likely token {2} differs from "
+                                 "the host evaluator's {3}",
+                                 step, sequence.size() - 1, argmax(logits),
+                                 argmax(*want)));
+  if (error > options.tolerance)
+    return generateError(formatv("--check: step {0} (position {1}): logits "
+                                 "differ from the host evaluator's by {2:e2} "
+                                 "(relative), above the tolerance {3:e2}",
+                                 step, sequence.size() - 1, error,
+                                 options.tolerance));
+  return Error::success();
+}
+
+Expected<bool> Generation::accept(int64_t token) {
+  generated.push_back(token);
+  if (text) {
+    Expected<std::string> piece = text->push(token);
+    if (!piece)
+      return piece.takeError();
+    generatedText += *piece;
+    outs() << *piece;
+  } else {
+    outs() << (generated.size() > 1 ? " " : "") << token;
+  }
+  streamed = true;
+  outs().flush();
+  const std::vector<int64_t> &eos = checkpoint->config().eosIds;
+  if (llvm::is_contained(eos, token) || (tokenizer && tokenizer->eos() == token)) {
+    stopReason = "eos";
+    return false;
+  }
+  return int64_t(generated.size()) < options.maxNewTokens;
+}
+
+std::vector<int64_t> Generation::inputShape(StringRef name) const {
+  for (const rt::HostTensor &in : decodeProgram.inputs)
+    if (in.name == name)
+      return in.sourceShape;
+  return {};
+}
+
+Error Generation::decode() {
+  const LlamaConfig &config = checkpoint->config();
+  auto session = rt::Session::create(decodeProgram, options.emulator);
+  if (!session)
+    return session.takeError();
+  // With no prefill, the prompt's one token is the first decode input.
+  int64_t position = prefillProgram ? int64_t(prompt.size()) : 0;
+  int64_t token = prefillProgram ? sampler.next(nextLogits) : prompt[0];
+  if (prefillProgram) {
+    Expected<bool> more = accept(token);
+    if (!more)
+      return more.takeError();
+    if (!*more)
+      return Error::success();
+  }
+  for (;; ++position) {
+    if (position + 1 > tokenLimit) {
+      stopReason = "capacity";
+      return generateError(formatv(
+          "decode on {0}: the KV caches are full after {1} generated tokens "
+          "({2} tokens in all, the most the caches hold on this grid)",
+          options.decode.grid, generated.size(), tokenLimit));
+    }
+    rt::NDArrayMap inputs;
+    rt::NDArray ids;
+    ids.dtype = "int64";
+    ids.shape = {1, 1};
+    ids.data = {float(token)};
+    inputs["input_ids"] = ids;
+    RopeFactors factors = ropeFactors(config, position);
+    rt::NDArray cos, sin;
+    // The planner may have collapsed the broadcast dimensions.
+    cos.shape = sin.shape = inputShape("rope.cos");
+    cos.data = factors.cos;
+    sin.data = factors.sin;
+    inputs["rope.cos"] = cos;
+    inputs["rope.sin"] = sin;
+    if (decodeStats.empty())
+      for (const rt::HostTensor &in : decodeProgram.inputs)
+        if (StringRef(in.name).starts_with("past.")) {
+          auto it = presents.find(in.name);
+          if (it != presents.end()) {
+            inputs[in.name] = it->second;
+          } else {
+            // No prefill: the cache's compiled past is a placeholder the
+            // first token overwrites.
+            rt::NDArray zeros;
+            zeros.shape = in.sourceShape;
+            zeros.data.assign(zeros.elements(), 0.0f);
+            inputs[in.name] = zeros;
+          }
+        }
+    rt::RunRequest request;
+    request.position = position;
+    request.outputs = {"logits"};
+    Expected<rt::RunResult> result = (*session)->run(inputs, request);
+    if (!result)
+      return generateError(formatv("decode step at position {0}: {1}",
+                                   position, toString(result.takeError())));
+    decodeStats.push_back(result->stats);
+    const std::vector<float> &logits = result->outputs.at("logits").data;
+    if (Error e = checkStep(logits, int64_t(generated.size())))
+      return e;
+    token = sampler.next(logits);
+    Expected<bool> more = accept(token);
+    if (!more)
+      return more.takeError();
+    if (!*more)
+      return Error::success();
+  }
+}
+
+json::Value Generation::statsJSON() const {
+  json::Object stats;
+  stats["prompt_tokens"] = int64_t(prompt.size());
+  stats["generated_tokens"] = int64_t(generated.size());
+  stats["stop"] = stopReason;
+  stats["kv_handoff"] = prefillProgram ? "host" : "none";
+  stats["kv_token_limit"] = tokenLimit;
+  double ttft = prefillStats ? prefillStats->seconds
+                             : (decodeStats.empty() ? 0 : decodeStats[0].seconds);
+  stats["time_to_first_token_s"] = ttft;
+  if (prefillStats)
+    stats["prefill"] = rt::statsToJSON(*prefillStats);
+  json::Array steps;
+  double decodeSeconds = 0;
+  // Without a prefill the first decode run yields the first token.
+  size_t firstOutputStep = prefillProgram ? 0 : 1;
+  int64_t timed = 0;
+  for (size_t i = 0; i < decodeStats.size(); ++i) {
+    steps.push_back(decodeStats[i].cycles);
+    if (i >= firstOutputStep) {
+      decodeSeconds += decodeStats[i].seconds;
+      ++timed;
+    }
+  }
+  stats["decode_step_cycles"] = std::move(steps);
+  if (timed) {
+    stats["time_per_output_token_s"] = decodeSeconds / timed;
+    stats["tokens_per_second"] = timed / decodeSeconds;
+  }
+  if (!decodeStats.empty())
+    stats["decode"] = rt::statsToJSON(decodeStats.back());
+  if (options.check)
+    stats["check_max_relative_error"] = worstError;
+  return stats;
+}
+
+void Generation::report() const {
+  json::Value value = statsJSON();
+  const json::Object &stats = *value.getAsObject();
+  raw_ostream &os = errs();
+  os << formatv("prompt {0} tokens, generated {1} (stopped: {2})\n",
+                prompt.size(), generated.size(), stopReason);
+  if (prefillStats)
+    os << formatv("prefill on {0}: {1} cycles = {2:e3} s (time to first "
+                  "token); max SRAM per core {3} bytes, routes {4}\n",
+                  options.prefill.grid, prefillStats->cycles,
+                  prefillStats->seconds, prefillStats->maxSramBytesPerCore,
+                  prefillStats->maxRoutesPerCore);
+  if (!decodeStats.empty()) {
+    int64_t sram = 0, routes = 0;
+    for (const rt::RunStats &s : decodeStats) {
+      sram = std::max(sram, s.maxSramBytesPerCore);
+      routes = std::max(routes, s.maxRoutesPerCore);
+    }
+    os << formatv("decode on {0}: {1} steps, first {2} cycles, last {3} "
+                  "cycles; max SRAM per core {4} bytes, routes {5}\n",
+                  options.decode.grid, decodeStats.size(),
+                  decodeStats.front().cycles, decodeStats.back().cycles, sram,
+                  routes);
+  }
+  if (auto tpot = stats.getNumber("time_per_output_token_s"))
+    os << formatv("time per output token {0:e3} s = {1:f1} tokens/s per "
+                  "request\n",
+                  *tpot, *stats.getNumber("tokens_per_second"));
+  if (!prefillProgram && !decodeStats.empty())
+    os << formatv("time to first token {0:e3} s (no prefill: the prompt's "
+                  "one token ran as the first decode step)\n",
+                  decodeStats.front().seconds);
+  if (prefillProgram)
+    os << formatv("KV caches: the prefill's moved to the decode grid through "
+                  "the host; ",
+                  options.decode.grid);
+  else
+    os << "KV caches: ";
+  os << formatv("room for {0} tokens on {1}, kept in SRAM between decode "
+                "steps\n",
+                tokenLimit, options.decode.grid);
+  if (options.check)
+    os << formatv("check: every step's logits match the host evaluator "
+                  "(largest relative error {0:e2}, tolerance {1:e2})\n",
+                  worstError, options.tolerance);
+}
+
+Error Generation::run() {
+  if (Error e = prepareTokens())
+    return e;
+  if (Error e = compilePrograms())
+    return e;
+  if (tokenizer) {
+    std::vector<int64_t> promptIds(prompt.begin(), prompt.end());
+    Expected<std::string> promptText = tokenizer->decode(promptIds);
+    if (!promptText)
+      return promptText.takeError();
+    outs() << *promptText;
+    streamed = true;
+    text.emplace(*tokenizer, /*atStart=*/false);
+  }
+  if (Error e = prefill())
+    return e;
+  if (Error e = decode())
+    return e;
+  if (text) {
+    std::string rest = text->finish();
+    generatedText += rest;
+    outs() << rest;
+  }
+  outs() << "\n";
+  outs().flush();
+  streamed = false;
+  report();
+  if (!options.statsPath.empty()) {
+    std::error_code ec;
+    raw_fd_ostream os(options.statsPath, ec, sys::fs::OF_Text);
+    if (ec)
+      return generateError(options.statsPath + ": cannot write: " +
+                           ec.message());
+    os << formatv("{0:2}", statsJSON()) << "\n";
+  }
+  if (options.json) {
+    json::Object line{{"prompt_tokens", json::Array(prompt)},
+                      {"generated_tokens", json::Array(generated)},
+                      {"stats", statsJSON()}};
+    if (tokenizer)
+      line["text"] = generatedText;
+    outs() << formatv("{0}", json::Value(std::move(line))) << "\n";
+  }
+  return Error::success();
+}
+
+} // namespace
+
+int wafer::runGenerateCommand(const GenerateOptions &options) {
+  Generation generation(options);
+  if (Error e = generation.run()) {
+    if (generation.midLine())
+      outs() << "\n";
+    outs().flush();
+    errs() << "error: " << toString(std::move(e)) << "\n";
+    return 1;
+  }
+  return 0;
+}
