@@ -1,6 +1,7 @@
 //===- TokenizeTool.cpp - wafer-translate --tokenize / --detokenize -------===//
 #include "TokenizeTool.h"
 
+#include "wafer/Import/CheckpointTokenizer.h"
 #include "wafer/Import/Tokenizer.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -20,8 +21,9 @@ static cl::opt<bool> detokenize("detokenize",
                                 cl::cat(tokenizerCategory));
 static cl::opt<std::string>
     tokenizerFile("tokenizer",
-                  cl::desc("A SentencePiece tokenizer.model or a Hugging "
-                           "Face tokenizer.json"),
+                  cl::desc("A SentencePiece tokenizer.model, a Hugging "
+                           "Face tokenizer.json, a GGUF file (its "
+                           "vocabulary) or a checkpoint directory"),
                   cl::value_desc("file"), cl::cat(tokenizerCategory));
 static cl::opt<std::string> prompt("prompt", cl::desc("Text to tokenize"),
                                    cl::cat(tokenizerCategory));
@@ -56,7 +58,7 @@ int wafer::runTokenizerCommand(int argc, char **argv) {
   if (tokenizerFile.empty())
     return fail("wafer-translate: --tokenizer FILE is required");
   Expected<std::unique_ptr<wafer::Tokenizer>> tokenizer =
-      wafer::loadTokenizerFile(tokenizerFile);
+      wafer::loadCheckpointTokenizer(tokenizerFile);
   if (!tokenizer)
     return fail(toString(tokenizer.takeError()));
 
