@@ -13,9 +13,10 @@
 #     GEMVs + shift KV cache for decode, and the baselines) and runs them:
 #     the check against ONNX Runtime, the per-op cycles, the SRAM and route
 #     high-water, the KV capacity (shift vs concat) and tokens/s per request;
-#  5. checkpoint in, text out: trains a SentencePiece vocabulary (spm_train),
-#     writes the exporter's model as a GGUF (f16) and a sharded bf16
-#     safetensors checkpoint with it, and generates from a prompt on
+#  5. checkpoint in, text out: trains a SentencePiece vocabulary (spm_train)
+#     and the exporter's tiny model (torch, 200 steps) on a generated text,
+#     writes it as a GGUF (f16) and a sharded bf16 safetensors checkpoint
+#     with the vocabulary, and generates from a prompt on
 #     emulated grids (prefill 4x6, decode 3x5, the KV caches kept in SRAM
 #     between decode steps) with every step checked against the host
 #     evaluator, and the tokens against ONNX Runtime's greedy generation.
@@ -113,16 +114,19 @@ echo "== checkpoint in, text out: wafer-run generate"
 gen="$work/gen"
 mkdir -p "$gen"
 "$py" test/e2e/generate_reference.py corpus "$gen/corpus.txt"
-spm_train --input="$gen/corpus.txt" --model_prefix="$gen/spm" --vocab_size=320 \
+spm_train --input="$gen/corpus.txt" --model_prefix="$gen/spm" --vocab_size=600 \
   --model_type=bpe --byte_fallback=true --character_coverage=1.0 >/dev/null 2>&1
-"$py" test/e2e/generate_reference.py config 320 "$gen/cfg.json"
-PYTHONPATH=python "$py" -W ignore -m wafer.checkpoints --config "$gen/cfg.json" \
-  --seed 5 --format gguf --dtype f16 --tokenizer "$gen/spm.model" \
-  --out "$gen/model.gguf" --onnx-dir "$gen/gguf-onnx" | sed 's/^/    /'
-PYTHONPATH=python "$py" -W ignore -m wafer.checkpoints --config "$gen/cfg.json" \
-  --seed 5 --format safetensors --dtype bf16 --shards 2 \
-  --tokenizer "$gen/spm.model" --out "$gen/hf" --onnx-dir "$gen/hf-onnx" |
-  sed 's/^/    /'
+"$py" test/e2e/generate_reference.py config 600 "$gen/cfg.json"
+for format in gguf safetensors; do
+  if [ $format = gguf ]; then
+    out=(--dtype f16 --out "$gen/model.gguf" --onnx-dir "$gen/gguf-onnx")
+  else
+    out=(--dtype bf16 --shards 2 --out "$gen/hf" --onnx-dir "$gen/hf-onnx")
+  fi
+  PYTHONPATH=python "$py" -W ignore -m wafer.checkpoints --config "$gen/cfg.json" \
+    --seed 5 --format $format --tokenizer "$gen/spm.model" \
+    --train "$gen/corpus.txt" "${out[@]}" | sed 's/^/    /'
+done
 prompt="The wafer holds many"
 for model in model.gguf hf; do
   onnx=$([ "$model" = hf ] && echo hf-onnx || echo gguf-onnx)
@@ -135,4 +139,10 @@ for model in model.gguf hf; do
   "$py" test/e2e/generate_reference.py check "$gen/$model.out" "$gen/spm.model" \
     "$gen/$onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
 done
+echo "-- model.gguf sampled (temperature 0.8, top-k 20, seed 3), f16 on one 4x6 grid"
+build/bin/wafer-run generate "$gen/model.gguf" --prompt "$prompt" \
+  --max-new-tokens 32 --grid 4x6 --dtype f16 --temperature 0.8 --top-k 20 \
+  --seed 3 --check --check-tolerance 5e-2 --threads 2 2>"$gen/sampled.err" |
+  sed 's/^/    text: /' || status=1
+sed 's/^/    /' "$gen/sampled.err"
 exit $status

@@ -11,6 +11,8 @@ Run with Debian's Python (torch, numpy; sentencepiece for a vocabulary):
         [--tokenizer spm.model]
     (either format) [--onnx-dir DIR]: also the exporter's prefill.onnx and
         decode.onnx holding the checkpoint's weights as stored
+    (either format) [--train TEXT --train-steps 200]: train the model on the
+        text first (needs --tokenizer), so that it generates text
 
 The weights are those of ``export_llama.build_model(config, "random", seed)``,
 so a checkpoint and the exporter's ONNX graphs of the same config and seed
@@ -65,10 +67,46 @@ GGUF_ROLES = [  # (Hugging Face name within a layer, GGUF name)
 
 # ----------------------------------------------------------- weights ---
 
-def hf_weights(config, seed):
-    """Hugging Face name -> float32 array of the exporter's model."""
+def train(model, tokenizer, text_path, steps, seed):
+    """Next-token training of `model` on the text (AdamW, 8 windows of 64
+    tokens per step), so that generation shows text rather than noise."""
+    import sentencepiece
+    import torch
+    sp = sentencepiece.SentencePieceProcessor(model_file=tokenizer)
+    ids = []
+    with open(text_path, encoding="utf-8") as f:
+        for line in f:
+            ids += [sp.bos_id()] + sp.encode(line.rstrip("\n")) + [sp.eos_id()]
+    data = torch.tensor(ids)
+    seq, batch = 64, 8
+    if len(ids) <= seq + 1:
+        raise SystemExit(f"error: {text_path}: too little text to train on")
+    torch.manual_seed(seed)
+    model.train()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    for step in range(steps):
+        starts = torch.randint(0, len(ids) - seq - 1, (batch,))
+        x = torch.stack([data[i:i + seq] for i in starts])
+        y = torch.stack([data[i + 1:i + seq + 1] for i in starts])
+        logits = model(x)[0]
+        loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    print(f"trained {steps} steps on {len(ids)} tokens: loss {float(loss):.3f}")
+
+
+def hf_weights(config, seed, train_on=None):
+    """Hugging Face name -> float32 array of the exporter's model (trained on
+    `train_on` = (tokenizer, text, steps) when given)."""
     from wafer.export_llama import build_model
     model = build_model(config, "random", seed)
+    if train_on:
+        train(model, *train_on, seed)
     out = {}
     for name, p in model.named_parameters():   # tied weights appear once
         out[name] = p.detach().numpy().astype(np.float32)
@@ -434,6 +472,9 @@ def main(argv=None):
                                         "or tokenizer.model of the safetensors directory")
     ap.add_argument("--reference", help="write the checkpoint's tensors, read back "
                                         "with numpy, to this .npz")
+    ap.add_argument("--train", help="a text file: train the model on it (next-token "
+                                     "prediction, tokenized with --tokenizer) first")
+    ap.add_argument("--train-steps", type=int, default=200)
     ap.add_argument("--onnx-dir", help="also export the exporter's prefill.onnx "
                                        "and decode.onnx with the checkpoint's "
                                        "weights as stored (for ONNX Runtime)")
@@ -445,7 +486,10 @@ def main(argv=None):
         ap.error("--shards must be >= 1 and --alignment a power of two")
     if 4 * config.n_params() > (1 << 30):
         raise SystemExit(f"error: {args.config}: too large to write from random weights")
-    hf = hf_weights(config, args.seed)
+    if args.train and not args.tokenizer:
+        ap.error("--train needs --tokenizer")
+    hf = hf_weights(config, args.seed,
+                    (args.tokenizer, args.train, args.train_steps) if args.train else None)
     if args.format == "gguf":
         vocab = spm_vocab(args.tokenizer, config.vocab_size) if args.tokenizer else None
         write_gguf(args.out, config, gguf_weights(config, hf), args.dtype, vocab,
