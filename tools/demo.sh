@@ -17,7 +17,7 @@
 #     and the exporter's tiny model (torch, 200 steps) on a generated text,
 #     writes it as a GGUF (f16) and a sharded bf16 safetensors checkpoint
 #     with the vocabulary, and generates from a prompt on
-#     emulated grids (prefill 4x6, decode 3x5, the KV caches kept in SRAM
+#     emulated grids (prefill 4x6, decode 4x5, the KV caches kept in SRAM
 #     between decode steps) with every step checked against the host
 #     evaluator, and the tokens against ONNX Runtime's greedy generation.
 set -euo pipefail
@@ -130,9 +130,9 @@ done
 prompt="The wafer holds many"
 for model in model.gguf hf; do
   onnx=$([ "$model" = hf ] && echo hf-onnx || echo gguf-onnx)
-  echo "-- $model: prefill on 4x6, decode on 3x5 (wse2, f32), greedy, --check"
+  echo "-- $model: prefill on 4x6, decode on 4x5 (wse2, f32), greedy, --check"
   build/bin/wafer-run generate "$gen/$model" --prompt "$prompt" \
-    --max-new-tokens 24 --prefill-grid 4x6 --decode-grid 3x5 --check --json \
+    --max-new-tokens 24 --prefill-grid 4x6 --decode-grid 4x5 --check --json \
     --threads 2 >"$gen/$model.out" 2>"$gen/$model.err" || status=1
   echo "    text: $(head -n -1 "$gen/$model.out")"
   sed 's/^/    /' "$gen/$model.err"
