@@ -125,7 +125,7 @@ Expected<Vocabulary> wafer::readGgufVocabulary(const Checkpoint &gguf,
 Expected<std::unique_ptr<Tokenizer>>
 wafer::loadCheckpointTokenizer(StringRef path) {
   if (sys::fs::is_directory(path) || path.ends_with(".safetensors") ||
-      path.ends_with(".json")) {
+      path.ends_with(".index.json")) {
     SmallString<256> dir(path);
     if (!sys::fs::is_directory(path))
       sys::path::remove_filename(dir);

@@ -12,6 +12,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -351,8 +352,22 @@ private:
 
 } // namespace
 
+static uint64_t checksumOf(ArrayRef<uint8_t> flatbuffer) {
+  return xxh3_64bits(flatbuffer);
+}
+
+void sealBundle(std::vector<uint8_t> &flatbuffer) {
+  uint64_t sum = checksumOf(flatbuffer);
+  flatbuffer.insert(flatbuffer.end(), kBundleChecksumTag,
+                    kBundleChecksumTag + 4);
+  for (int i = 0; i < 8; ++i)
+    flatbuffer.push_back(uint8_t(sum >> (8 * i)));
+}
+
 std::vector<uint8_t> serializeBundle(const Program &program) {
-  return Writer().write(program);
+  std::vector<uint8_t> bytes = Writer().write(program);
+  sealBundle(bytes);
+  return bytes;
 }
 
 bool looksLikeBundle(StringRef bytes) {
@@ -364,6 +379,17 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin) {
   if (!looksLikeBundle(bytes))
     return err(formatv("{0}: not a wafer bundle (no '{1}' identifier)", origin,
                        kBundleIdentifier));
+  if (bytes.size() < kBundleTrailerBytes ||
+      bytes.substr(bytes.size() - kBundleTrailerBytes, 4) != kBundleChecksumTag)
+    return err(origin + ": corrupt bundle (no checksum trailer at its end: "
+                        "cut short, or bytes appended)");
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t(uint8_t(bytes[bytes.size() - 8 + i])) << (8 * i);
+  bytes = bytes.drop_back(kBundleTrailerBytes);
+  if (checksumOf(arrayRefFromStringRef(bytes)) != stored)
+    return err(origin + ": corrupt bundle (checksum mismatch: its bytes "
+                        "changed after it was written)");
   // FlatBuffers reads scalars in place; give it 8-byte aligned storage.
   std::vector<uint64_t> aligned;
   const uint8_t *data = reinterpret_cast<const uint8_t *>(bytes.data());

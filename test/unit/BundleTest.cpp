@@ -109,13 +109,32 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
   for (size_t keep = 0; keep < good.size(); keep += 7)
     EXPECT_NE(errorOf(deserializeBundle(view(good.substr(0, keep)), "cut")), "")
         << keep;
-  // Flip every byte in turn: each result is a program or an error. Some
-  // flips move a vector of 8-byte elements off its alignment, which the
-  // FlatBuffers verifier lets through and the reader must reject.
-  int misaligned = 0;
-  for (size_t i = 0; i < good.size(); ++i) {
+  // Any changed byte fails the checksum.
+  for (size_t i = 0; i < good.size(); i += 5) {
     std::string bad = good;
     bad[i] = char(bad[i] ^ 0xA5);
+    EXPECT_NE(errorOf(deserializeBundle(view(bad), "flip")), "") << i;
+  }
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 1;
+  EXPECT_EQ(errorOf(deserializeBundle(view(flipped), "flip")),
+            "flip: corrupt bundle (checksum mismatch: its bytes changed after "
+            "it was written)");
+  EXPECT_EQ(errorOf(deserializeBundle(view(good + "junk"), "more")),
+            "more: corrupt bundle (no checksum trailer at its end: cut short, "
+            "or bytes appended)");
+  // Flip every byte of the FlatBuffer and seal it again, so the structure
+  // checks see it: each result is a program or an error. Some flips move a
+  // vector of 8-byte elements off its alignment, which the FlatBuffers
+  // verifier lets through and the reader must reject.
+  std::vector<uint8_t> flatbuffer(bytes.begin(),
+                                  bytes.end() - kBundleTrailerBytes);
+  int misaligned = 0;
+  for (size_t i = 0; i < flatbuffer.size(); ++i) {
+    std::vector<uint8_t> changed = flatbuffer;
+    changed[i] ^= 0xA5;
+    sealBundle(changed);
+    std::string bad(changed.begin(), changed.end());
     llvm::Expected<Program> p = deserializeBundle(view(bad), "flip");
     if (p)
       (void)validateProgram(*p);

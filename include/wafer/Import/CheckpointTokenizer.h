@@ -14,9 +14,9 @@ llvm::Expected<Vocabulary> readGgufVocabulary(const Checkpoint &gguf,
                                               llvm::StringRef where);
 
 /// The tokenizer that comes with a checkpoint: a GGUF file's own
-/// vocabulary; for a directory (or a .safetensors / index json file, its
-/// directory) `tokenizer.json`, else `tokenizer.model`; any other file is
-/// read by loadTokenizerFile.
+/// vocabulary; for a directory (or a .safetensors / *.index.json file, its
+/// directory) `tokenizer.json`, else `tokenizer.model`; any other file
+/// (tokenizer.json, tokenizer.model) is read by loadTokenizerFile.
 llvm::Expected<std::unique_ptr<Tokenizer>>
 loadCheckpointTokenizer(llvm::StringRef path);
 

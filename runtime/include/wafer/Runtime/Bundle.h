@@ -16,14 +16,24 @@ namespace wafer::rt {
 /// FlatBuffers file identifier of a bundle (schema runtime/schema/bundle.fbs).
 constexpr const char *kBundleIdentifier = "WAFB";
 
-/// Serializes a program to bundle bytes.
+/// A bundle is the FlatBuffer followed by a 12-byte trailer: this tag, then
+/// the xxh3-64 of the FlatBuffer's bytes (little endian), so that a changed
+/// byte anywhere (a weight included) is an error, not a different answer.
+constexpr const char *kBundleChecksumTag = "WSUM";
+constexpr size_t kBundleTrailerBytes = 12;
+
+/// Serializes a program to bundle bytes (FlatBuffer and trailer).
 std::vector<uint8_t> serializeBundle(const Program &program);
+
+/// Appends the checksum trailer to FlatBuffer bytes (serializeBundle does;
+/// tests and fuzzers that alter a FlatBuffer seal it again).
+void sealBundle(std::vector<uint8_t> &flatbuffer);
 
 /// True when the bytes start like a bundle (identifier check only).
 bool looksLikeBundle(llvm::StringRef bytes);
 
-/// Verifies (FlatBuffers verifier, version, every index in range) and decodes
-/// bundle bytes. `origin` names the source in error messages.
+/// Verifies (checksum, FlatBuffers verifier, version, every index in range)
+/// and decodes bundle bytes. `origin` names the source in error messages.
 llvm::Expected<Program> deserializeBundle(llvm::StringRef bytes,
                                           llvm::StringRef origin);
 
