@@ -1,5 +1,6 @@
 //===- LlamaCheckpoint.cpp - LLaMA hyperparameters and tensor roles -------===//
 #include "wafer/Import/LlamaCheckpoint.h"
+#include "wafer/Runtime/BoundedJson.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -162,7 +163,7 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
 
 llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
                                                 llvm::StringRef text) {
-  auto parsed = llvm::json::parse(text);
+  auto parsed = parseBoundedJson(text);
   if (!parsed)
     return checkpointError(path, "not valid JSON: " +
                                      llvm::toString(parsed.takeError()));

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Import/Checkpoint.h"
+#include "wafer/Runtime/BoundedJson.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -131,7 +132,7 @@ llvm::Error SafetensorsParser::addFile(llvm::StringRef path) {
                                                "bytes)",
                                                headerLength, bytes.size())
                                      .str());
-  auto header = llvm::json::parse(bytes.substr(8, headerLength));
+  auto header = parseBoundedJson(bytes.substr(8, headerLength));
   if (!header)
     return checkpointError(path, "header is not valid JSON: " +
                                      llvm::toString(header.takeError()));
@@ -171,7 +172,7 @@ llvm::Error SafetensorsParser::addIndex(llvm::StringRef path) {
   auto buffer = mapRegularFile(path);
   if (!buffer)
     return buffer.takeError();
-  auto index = llvm::json::parse((*buffer)->getBuffer());
+  auto index = parseBoundedJson((*buffer)->getBuffer());
   if (!index)
     return checkpointError(path, "not valid JSON: " +
                                      llvm::toString(index.takeError()));

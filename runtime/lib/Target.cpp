@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Target.h"
+#include "wafer/Runtime/BoundedJson.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -159,7 +160,7 @@ Expected<Target> presetAtDepth(StringRef name, int depth) {
 
 Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
                                     int depth) {
-  Expected<json::Value> parsed = json::parse(jsonText);
+  Expected<json::Value> parsed = parseBoundedJson(jsonText);
   if (!parsed)
     return prefixed(origin, parsed.takeError());
   const json::Object *obj = parsed->getAsObject();

@@ -470,8 +470,29 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
     open(w("cut.wafb"), "wb").write(data[:len(data) // 2])
     c.bad("bundle_truncated", [run, "run", w("cut.wafb"), "--inputs",
                                inputs_decode], "cut.wafb")
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 1
+    open(w("flipped.wafb"), "wb").write(bytes(flipped))
+    c.bad("bundle_byte_flipped", [run, "run", w("flipped.wafb"), "--inputs",
+                                  inputs_decode], "flipped.wafb", "checksum")
     c.bad("run_model_directory", [run, "run", w("dir.onnx"), "--grid", "2x2"],
           "directory")
+
+    # --- JSON nested past the parser's stack ------------------------------------
+    deep = "[" * 100000
+    open(w("deep-target.json"), "w").write(deep)
+    c.bad("target_json_deep", base + ["--target", w("deep-target.json")],
+          "deep-target.json", "nested deeper")
+    open(w("deep-tokenizer.json"), "w").write('{"model": ' + deep)
+    c.bad("tokenizer_json_deep",
+          [tr, "--tokenize", "--tokenizer", w("deep-tokenizer.json"),
+           "--prompt", "hi"], "deep-tokenizer.json", "nested deeper")
+    header = b'{"a": ' + b"{" * 100000
+    open(w("deep.safetensors"), "wb").write(
+        len(header).to_bytes(8, "little") + header)
+    c.bad("safetensors_header_deep",
+          [tr, "--inspect-checkpoint", w("deep.safetensors")],
+          "deep.safetensors", "nested deeper")
     ids = np.zeros((1, 5000), np.int64)
     np.savez(w("long_prompt.npz"), input_ids=ids)
     c.bad("run_prompt_too_long_for_masks",

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TokenizerInternal.h"
+#include "wafer/Runtime/BoundedJson.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -98,7 +99,7 @@ Expected<Vocabulary> readTokenizerJson(StringRef path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
   if (!file)
     return fail(path, "cannot read: {0}", file.getError().message());
-  Expected<json::Value> root = json::parse((*file)->getBuffer());
+  Expected<json::Value> root = parseBoundedJson((*file)->getBuffer());
   if (!root)
     return fail(path, "not valid JSON: {0}", toString(root.takeError()));
   const json::Object *object = root->getAsObject();
