@@ -14,10 +14,14 @@
 //             [--max-new-tokens N] [--temperature T --top-k K --top-p P
 //             --seed S] [--check] [--json] [--stats FILE] and the compile
 //             options of run
+//   wafer-run bench MODEL.onnx --grid HxW[,HxW...] [--gemm A,B]
+//             [--allreduce A,B] [--ktree-k K,K] [--dtype f32,f16]
+//             [--kv shift,concat] [--json]
 //
 // Every failure is one line `error: <where>: <what>` and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "BenchCommand.h"
 #include "Compile.h"
 #include "EvalCommand.h"
 #include "GenerateCommand.h"
@@ -53,21 +57,27 @@ static cl::SubCommand generateCommand(
     "Generate text from a GGUF or safetensors checkpoint on the emulated "
     "mesh");
 
+static cl::SubCommand benchCommand(
+    "bench",
+    "Compile and time a model for every combination of grids and "
+    "algorithms; print a table");
+
 static cl::SubCommand evalCommand(
     "eval", "Evaluate a tfm module (or ONNX model) on the host reference");
 
 static cl::opt<std::string> modelPath(cl::Positional,
                                       cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir | CHECKPOINT"),
                                       cl::sub(runCommand), cl::sub(evalCommand),
-                                      cl::sub(generateCommand));
+                                      cl::sub(generateCommand),
+                                      cl::sub(benchCommand));
 static cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Static shape for an ONNX graph input, NAME=1x16"),
-    cl::sub(runCommand), cl::sub(evalCommand));
+    cl::sub(runCommand), cl::sub(benchCommand), cl::sub(evalCommand));
 static cl::list<std::string> dimParams(
     "dim-param",
     cl::desc("Value of a named dynamic dimension of the ONNX graph's inputs, "
              "NAME=N (every input that has it; repeat for several names)"),
-    cl::sub(runCommand), cl::sub(evalCommand));
+    cl::sub(runCommand), cl::sub(benchCommand), cl::sub(evalCommand));
 static cl::opt<int64_t> layersOption(
     "layers",
     cl::desc("Compile only the first N decoder layers; the report adds the "
@@ -77,7 +87,7 @@ static cl::opt<std::string> gridOption("grid", cl::desc("Core grid HxW"),
                                        cl::sub(runCommand));
 static cl::opt<std::string> targetOption(
     "target", cl::desc("Target preset (wse2, wse3) or JSON file"),
-    cl::init("wse2"), cl::sub(runCommand), cl::sub(generateCommand));
+    cl::init("wse2"), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<std::string> gemmOption(
     "gemm",
     cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather"),
@@ -138,14 +148,14 @@ static cl::opt<int64_t> maxCyclesOption(
     "max-cycles",
     cl::desc("End the run with an error when a core's time passes this many "
              "cycles (a runaway program)"),
-    cl::init(rt::EmulatorOptions().maxCycles), cl::sub(runCommand), cl::sub(generateCommand));
+    cl::init(rt::EmulatorOptions().maxCycles), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<int64_t> maxInstructionsOption(
     "max-instructions",
     cl::desc("End the run with an error when a core runs more instructions"),
-    cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand), cl::sub(generateCommand));
+    cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
-    cl::init(1), cl::sub(runCommand), cl::sub(generateCommand));
+    cl::init(1), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 
 static cl::opt<std::string> promptOption(
     "prompt", cl::desc("Text to continue (tokenized with the checkpoint's "
@@ -199,9 +209,28 @@ static cl::opt<double> checkToleranceOption(
     cl::init(1e-3), cl::sub(generateCommand));
 static cl::opt<bool> jsonOption(
     "json",
-    cl::desc("End stdout with one line of JSON: prompt_tokens, "
-             "generated_tokens, text, stats"),
-    cl::sub(generateCommand));
+    cl::desc("generate: end stdout with one line of JSON (prompt_tokens, "
+             "generated_tokens, text, stats); bench: one JSON object per "
+             "configuration instead of the table"),
+    cl::sub(generateCommand), cl::sub(benchCommand));
+static cl::list<std::string> benchGrids(
+    "grid", cl::desc("Core grids HxW, comma-separated"), cl::CommaSeparated,
+    cl::sub(benchCommand));
+static cl::list<std::string> benchGemms(
+    "gemm", cl::desc("GEMM algorithms (default meshgemm)"), cl::CommaSeparated,
+    cl::sub(benchCommand));
+static cl::list<std::string> benchAllreduces(
+    "allreduce", cl::desc("GEMV allreduces (default ktree)"),
+    cl::CommaSeparated, cl::sub(benchCommand));
+static cl::list<int64_t> benchKtreeKs(
+    "ktree-k", cl::desc("K-tree Ks (default 2)"), cl::CommaSeparated,
+    cl::sub(benchCommand));
+static cl::list<std::string> benchDtypes(
+    "dtype", cl::desc("Element types (default f32)"), cl::CommaSeparated,
+    cl::sub(benchCommand));
+static cl::list<std::string> benchKvs(
+    "kv", cl::desc("KV cache policies (default shift)"), cl::CommaSeparated,
+    cl::sub(benchCommand));
 
 static int fail(const Twine &message) {
   errs() << "error: " << message << "\n";
@@ -559,21 +588,87 @@ static int generate() {
   return runGenerateCommand(options);
 }
 
+static int bench() {
+  BenchOptions options;
+  options.model = modelPath;
+  Expected<OnnxImportOptions> import =
+      importOptions(inputShapes, dimParams, /*inputsPath=*/"");
+  if (!import)
+    return fail(toString(import.takeError()));
+  options.import = *import;
+  options.target = targetOption;
+  auto values = [](const cl::list<std::string> &list, const char *fallback) {
+    std::vector<std::string> out(list.begin(), list.end());
+    if (out.empty())
+      out.push_back(fallback);
+    return out;
+  };
+  options.grids = values(benchGrids, "");
+  options.gemms = values(benchGemms, "meshgemm");
+  options.allreduces = values(benchAllreduces, "ktree");
+  options.dtypes = values(benchDtypes, "f32");
+  options.kvs = values(benchKvs, "shift");
+  options.ktreeKs.assign(benchKtreeKs.begin(), benchKtreeKs.end());
+  if (options.ktreeKs.empty())
+    options.ktreeKs.push_back(2);
+  // Every value is checked before the first configuration runs.
+  for (const std::string &grid : options.grids) {
+    auto [h, w] = StringRef(grid).split('x');
+    int64_t height, width;
+    if (grid.empty())
+      return fail("--grid HxW[,HxW...] is required");
+    if (h.getAsInteger(10, height) || w.getAsInteger(10, width) ||
+        height < 1 || width < 1)
+      return fail("grid '" + grid + "' is not of the form HxW (at least 1x1)");
+  }
+  for (const std::string &gemm : options.gemms)
+    if (!mesh::symbolizeGemmAlgorithm(gemm))
+      return fail("unknown gemm algorithm '" + gemm +
+                  "' (known: meshgemm, cannon, summa, allgather)");
+  for (const std::string &allreduce : options.allreduces)
+    if (!mesh::symbolizeAllreduceAlgorithm(allreduce))
+      return fail("unknown allreduce algorithm '" + allreduce +
+                  "' (known: ktree, pipeline, ring)");
+  for (int64_t k : options.ktreeKs)
+    if (k < 0 || k > 64)
+      return fail("--ktree-k must be between 0 (chosen per GEMV) and 64, "
+                  "got " + Twine(k));
+  for (const std::string &dtype : options.dtypes)
+    if (dtype != "f32" && dtype != "f16")
+      return fail("unknown dtype '" + dtype + "' (known: f32, f16)");
+  for (const std::string &kv : options.kvs)
+    if (!mesh::symbolizeKvPolicy(kv))
+      return fail("unknown kv cache policy '" + kv +
+                  "' (known: shift, concat)");
+  if (threadsOption < 1 || threadsOption > 1024)
+    return fail("--threads must be between 1 and 1024, got " +
+                Twine(unsigned(threadsOption)));
+  options.emulator.mode = rt::EmulatorMode::Timing;
+  options.emulator.threads = threadsOption;
+  options.emulator.maxCycles = maxCyclesOption;
+  options.emulator.maxInstructions = maxInstructionsOption;
+  options.json = jsonOption;
+  return runBenchCommand(options);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   hideForeignOptions();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;
-  if ((runCommand || evalCommand || generateCommand) && modelPath.empty())
-    return fail("expected a model: wafer-run run|eval|generate MODEL ... "
-                "(see --help)");
+  if ((runCommand || evalCommand || generateCommand || benchCommand) &&
+      modelPath.empty())
+    return fail("expected a model: wafer-run run|eval|generate|bench MODEL "
+                "... (see --help)");
   if (runCommand)
     return run();
   if (generateCommand)
     return generate();
+  if (benchCommand)
+    return bench();
   if (evalCommand)
     return runEvalCommand(modelPath, inputShapes, dimParams, inputsPath,
                           outputsPath);
-  return fail("expected a command: wafer-run run|eval|generate MODEL ... "
-              "(see --help)");
+  return fail("expected a command: wafer-run run|eval|generate|bench MODEL "
+              "... (see --help)");
 }

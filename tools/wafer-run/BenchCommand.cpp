@@ -1,0 +1,147 @@
+//===- BenchCommand.cpp - wafer-run bench ---------------------------------===//
+//
+// One process, the cartesian product of grids and algorithms, one table (as
+// llama-bench prints): the model is imported once and every configuration
+// compiles a copy and runs it in the timing mode, which gives the
+// functional mode's cycles without element data.
+//
+//===----------------------------------------------------------------------===//
+#include "BenchCommand.h"
+#include "Compile.h"
+
+#include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Dialect/Mesh/MeshOps.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace wafer;
+
+namespace {
+
+struct Row {
+  CompileOptions compile;
+  std::optional<rt::RunStats> stats;
+  /// Token ids one run embeds (0: the model embeds none).
+  int64_t tokens = 0;
+  double wallSeconds = 0;
+  std::string error;
+};
+
+/// The token ids a program's embedding gather takes per run.
+int64_t tokensPerRun(const rt::Program &program) {
+  for (const rt::HostTensor &in : program.inputs)
+    if (!in.gatherIds.empty()) {
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < in.sourceShape.size(); ++d)
+        rows *= in.sourceShape[d];
+      return rows;
+    }
+  return 0;
+}
+
+Row measure(mlir::ModuleOp imported, const CompileOptions &compile,
+            const rt::EmulatorOptions &emulator) {
+  Row row;
+  row.compile = compile;
+  auto start = std::chrono::steady_clock::now();
+  mlir::OwningOpRef<mlir::ModuleOp> module(imported.clone());
+  Expected<rt::Program> program =
+      compileModule(*module, compile, /*weights=*/false);
+  if (!program) {
+    row.error = toString(program.takeError());
+    return row;
+  }
+  row.tokens = tokensPerRun(*program);
+  Expected<rt::RunResult> result = rt::runProgram(*program, {}, emulator);
+  if (!result) {
+    row.error = toString(result.takeError());
+    return row;
+  }
+  row.stats = result->stats;
+  row.wallSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return row;
+}
+
+json::Value rowJSON(const Row &row) {
+  const CompileOptions &c = row.compile;
+  json::Object o{{"grid", c.grid},       {"gemm", c.gemm},
+                 {"allreduce", c.allreduce}, {"ktree_k", c.ktreeK},
+                 {"dtype", c.dtype},     {"kv", c.kv}};
+  if (!row.stats) {
+    o["error"] = row.error;
+    return o;
+  }
+  o["cycles"] = row.stats->cycles;
+  o["seconds"] = row.stats->seconds;
+  if (row.tokens)
+    o["tokens_per_second"] = row.tokens / row.stats->seconds;
+  o["max_sram_bytes_per_core"] = row.stats->maxSramBytesPerCore;
+  o["max_routes_per_core"] = row.stats->maxRoutesPerCore;
+  o["wall_seconds"] = row.wallSeconds;
+  return o;
+}
+
+void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
+  outs() << "| grid | gemm | allreduce | k | dtype | kv | cycles | modeled s "
+            "| tokens/s | SRAM/core B | routes/core | wall s |\n"
+         << "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const Row &row : rows) {
+    const CompileOptions &c = row.compile;
+    outs() << formatv("| {0} | {1} | {2} | {3} | {4} | {5} | ", c.grid,
+                      c.gemm, c.allreduce, c.ktreeK, c.dtype, c.kv);
+    if (!row.stats) {
+      outs() << "error: " << row.error << " | | | | | |\n";
+      continue;
+    }
+    const rt::RunStats &s = *row.stats;
+    std::string rate =
+        row.tokens ? formatv("{0:f1}", row.tokens / s.seconds).str() : "-";
+    outs() << formatv("{0} | {1:e3} | {2} | {3} | {4} | {5:f2} |\n", s.cycles,
+                      s.seconds, rate, s.maxSramBytesPerCore,
+                      s.maxRoutesPerCore, row.wallSeconds);
+  }
+  outs() << formatv("\n{0}: {1} configurations on {2}, timing mode (exact "
+                    "cycles, no element data)\n",
+                    options.model, rows.size(), options.target);
+}
+
+} // namespace
+
+int wafer::runBenchCommand(const BenchOptions &options) {
+  mlir::MLIRContext context;
+  context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
+                      mlir::func::FuncDialect>();
+  auto imported = importOnnxFile(options.model, &context, options.import);
+  if (!imported) {
+    errs() << "error: " << toString(imported.takeError()) << "\n";
+    return 1;
+  }
+  std::vector<Row> rows;
+  bool failed = false;
+  for (const std::string &grid : options.grids)
+    for (const std::string &gemm : options.gemms)
+      for (const std::string &allreduce : options.allreduces)
+        for (int64_t k : options.ktreeKs)
+          for (const std::string &dtype : options.dtypes)
+            for (const std::string &kv : options.kvs) {
+              CompileOptions compile{grid, options.target, gemm, allreduce,
+                                     k,    dtype,          kv,   0};
+              rows.push_back(measure(**imported, compile, options.emulator));
+              failed |= !rows.back().stats;
+              if (options.json)
+                outs() << formatv("{0}", rowJSON(rows.back())) << "\n";
+            }
+  if (!options.json)
+    printTable(rows, options);
+  return failed ? 1 : 0;
+}
