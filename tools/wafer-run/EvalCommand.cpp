@@ -97,6 +97,65 @@ static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
   return tensor;
 }
 
+Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
+                                               StringRef modelPath,
+                                               const rt::NDArrayMap &given) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main)
+    return evalError(modelPath + ": has no func.func @main");
+  std::map<std::string, eval::Tensor> inputs;
+  for (mlir::BlockArgument arg : main.getArguments()) {
+    auto nameAttr =
+        main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "tfm.name");
+    std::string name = nameAttr ? nameAttr.getValue().str()
+                                : "arg" + std::to_string(arg.getArgNumber());
+    auto it = given.find(name);
+    if (it == given.end())
+      return evalError("input '" + name + "' is missing");
+    auto element =
+        cast<mlir::RankedTensorType>(arg.getType()).getElementType();
+    auto tensor = toTensor(name, it->second, element);
+    if (!tensor)
+      return tensor.takeError();
+    inputs[name] = std::move(*tensor);
+  }
+  WeightStore store;
+  std::string moduleDir = sys::path::parent_path(modelPath).str();
+  auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
+    auto weight = cast<tfm::WeightOp>(op);
+    // Relative sources are as the importer saw them: from the working
+    // directory, or next to the module.
+    std::string source = weight.getSource().str();
+    if (!sys::fs::exists(source) && !sys::path::is_absolute(source)) {
+      SmallString<256> beside(moduleDir);
+      sys::path::append(beside, sys::path::filename(source));
+      if (sys::fs::exists(beside))
+        source = beside.str().str();
+    }
+    Expected<WeightData> data = store.load(source, weight.getName());
+    if (!data)
+      return data.takeError();
+    eval::Tensor tensor(eval::ElementKind::F32, data->shape);
+    std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
+    if (ArrayRef<int64_t>(tensor.shape) !=
+        cast<mlir::RankedTensorType>(weight.getType()).getShape())
+      return evalError(source + ": initializer '" + weight.getName() +
+                       "' has a different shape than the module says");
+    return tensor;
+  };
+  auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
+  if (!outputs)
+    return outputs.takeError();
+  rt::NDArrayMap arrays;
+  for (auto &[name, tensor] : *outputs) {
+    rt::NDArray array;
+    array.shape = tensor.shape;
+    array.data.assign(tensor.data.begin(), tensor.data.end());
+    arrays[name] = std::move(array);
+  }
+  return arrays;
+}
+
 int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes,
                           ArrayRef<std::string> dimParams, StringRef inputsPath, StringRef outputsPath) {
   auto fail = [](const Twine &message) {
@@ -129,63 +188,19 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
   if (inputsPath.empty() && main.getNumArguments() > 0)
     return fail("--inputs in.npz is required: the model has inputs");
 
-  std::map<std::string, eval::Tensor> inputs;
+  rt::NDArrayMap given;
   if (!inputsPath.empty()) {
     Expected<rt::NDArrayMap> arrays = rt::readNpz(inputsPath);
     if (!arrays)
       return fail(toString(arrays.takeError()));
-    for (mlir::BlockArgument arg : main.getArguments()) {
-      auto nameAttr =
-          main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "tfm.name");
-      std::string name = nameAttr ? nameAttr.getValue().str()
-                                  : "arg" + std::to_string(arg.getArgNumber());
-      auto it = arrays->find(name);
-      if (it == arrays->end())
-        return fail(inputsPath + ": input '" + name + "' is missing");
-      auto element =
-          cast<mlir::RankedTensorType>(arg.getType()).getElementType();
-      auto tensor = toTensor(name, it->second, element);
-      if (!tensor)
-        return fail(inputsPath + ": " + toString(tensor.takeError()));
-      inputs[name] = std::move(*tensor);
-    }
+    given = std::move(*arrays);
   }
-
-  WeightStore store;
-  std::string moduleDir = sys::path::parent_path(modelPath).str();
-  auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
-    auto weight = cast<tfm::WeightOp>(op);
-    // Relative sources are as the importer saw them: from the working
-    // directory, or next to the module.
-    std::string source = weight.getSource().str();
-    if (!sys::fs::exists(source) && !sys::path::is_absolute(source)) {
-      SmallString<256> beside(moduleDir);
-      sys::path::append(beside, sys::path::filename(source));
-      if (sys::fs::exists(beside))
-        source = beside.str().str();
-    }
-    Expected<WeightData> data = store.load(source, weight.getName());
-    if (!data)
-      return data.takeError();
-    eval::Tensor tensor(eval::ElementKind::F32, data->shape);
-    std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
-    if (ArrayRef<int64_t>(tensor.shape) !=
-        cast<mlir::RankedTensorType>(weight.getType()).getShape())
-      return evalError(source + ": initializer '" + weight.getName() +
-                       "' has a different shape than the module says");
-    return tensor;
-  };
-  auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
-  if (!outputs)
+  Expected<rt::NDArrayMap> evaluated =
+      evaluateOnHost(**module, modelPath, given);
+  if (!evaluated)
     return fail((inputsPath.empty() ? modelPath : inputsPath) + ": " +
-                toString(outputs.takeError()));
-  rt::NDArrayMap arrays;
-  for (auto &[name, tensor] : *outputs) {
-    rt::NDArray array;
-    array.shape = tensor.shape;
-    array.data.assign(tensor.data.begin(), tensor.data.end());
-    arrays[name] = std::move(array);
-  }
+                toString(evaluated.takeError()));
+  rt::NDArrayMap &arrays = *evaluated;
   if (!outputsPath.empty())
     if (Error error = rt::writeNpz(outputsPath, arrays))
       return fail(toString(std::move(error)));

@@ -3,6 +3,7 @@
 #define WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
 
 #include "wafer/Import/OnnxImporter.h"
+#include "wafer/Runtime/NDArray.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -17,6 +18,13 @@ llvm::Expected<OnnxImportOptions>
 importOptions(llvm::ArrayRef<std::string> inputShapes,
               llvm::ArrayRef<std::string> dimParams,
               llvm::StringRef inputsPath);
+
+/// Evaluates `module` (a tfm module from `modelPath`, whose directory
+/// resolves relative weight files) on the host reference with the arrays in
+/// `inputs` (by the arguments' tfm.name).
+llvm::Expected<rt::NDArrayMap> evaluateOnHost(mlir::ModuleOp module,
+                                              llvm::StringRef modelPath,
+                                              const rt::NDArrayMap &inputs);
 
 /// Runs `wafer-run eval`; returns the exit code (errors printed as one line).
 int runEvalCommand(llvm::StringRef modelPath,

@@ -46,6 +46,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <random>
 
 using namespace llvm;
 using namespace wafer;
@@ -194,19 +195,26 @@ static cl::opt<double> topPOption(
     cl::desc("Sample among the most likely tokens whose probability "
              "reaches P (1: all)"),
     cl::init(1), cl::sub(generateCommand));
-static cl::opt<uint64_t> seedOption("seed", cl::desc("Sampling seed"),
-                                    cl::init(0), cl::sub(generateCommand));
+static cl::opt<uint64_t> seedOption(
+    "seed", cl::desc("Seed of sampling (generate) or of --init random (run)"),
+    cl::init(0), cl::sub(generateCommand), cl::sub(runCommand));
+static cl::opt<std::string> initOption(
+    "init",
+    cl::desc("Without --inputs: make every input, zeros or random (uniform "
+             "in [-1, 1), token ids uniform over the embedding's rows)"),
+    cl::sub(runCommand));
 static cl::opt<bool> checkOption(
     "check",
-    cl::desc("Compare every step's logits with the host evaluator; stop at "
-             "the first step whose most likely token differs or whose "
-             "error exceeds --check-tolerance"),
-    cl::sub(generateCommand));
+    cl::desc("run: compare every output with the host evaluator on the same "
+             "inputs (ONNX models); generate: every step's logits, stopping "
+             "at the first step whose most likely token differs; either "
+             "fails when the error exceeds --check-tolerance"),
+    cl::sub(generateCommand), cl::sub(runCommand));
 static cl::opt<double> checkToleranceOption(
     "check-tolerance",
-    cl::desc("Largest error of --check, relative to the largest logit "
-             "(default 1e-3; f16 needs about 5e-2)"),
-    cl::init(1e-3), cl::sub(generateCommand));
+    cl::desc("Largest error of --check, relative to the output's largest "
+             "magnitude (default 1e-3; f16 needs about 5e-2)"),
+    cl::init(1e-3), cl::sub(generateCommand), cl::sub(runCommand));
 static cl::opt<bool> jsonOption(
     "json",
     cl::desc("generate: end stdout with one line of JSON (prompt_tokens, "
@@ -245,8 +253,15 @@ struct LayerSubset {
 };
 
 /// Compiles an ONNX model to a runtime program.
-static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
+/// What `run --check` evaluates on the host: the model as imported.
+struct HostModel {
   mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
+                                         HostModel &host) {
+  mlir::MLIRContext &context = host.context;
   context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
                       mlir::func::FuncDialect>();
   Expected<OnnxImportOptions> options =
@@ -259,6 +274,8 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset) {
   CompileOptions compile{gridOption,   targetOption, gemmOption,
                          allreduceOption, ktreeOption, dtypeOption,
                          kvOption,     layersOption};
+  if (checkOption || !initOption.empty())
+    host.module = (*module)->clone();
   // The timing mode reads no weights, unless a bundle is to be kept.
   bool weights = modeOption != "timing" || !saveBundlePath.empty();
   Expected<rt::Program> program = compileModule(**module, compile, weights);
@@ -326,7 +343,8 @@ static Error validateRunOptions(StringRef path, bool isBundle) {
   return Error::success();
 }
 
-static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset) {
+static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
+                                       HostModel &host) {
   auto file = openInputFile(path);
   if (!file)
     return file.takeError();
@@ -341,7 +359,7 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset) {
                  "ONNX models");
     return rt::deserializeBundle((*file)->getBuffer(), path);
   }
-  return compileOnnx(path, subset);
+  return compileOnnx(path, subset, host);
 }
 
 /// The phase a run stands for and the tokens it yields: a prefill the
@@ -439,6 +457,100 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                       op.computeCycles);
 }
 
+/// Inputs for the model: zeros, or uniform values from the seed (raw 64-bit
+/// Mersenne Twister, the same on every platform): floats in [-1, 1), token
+/// ids over the embedding's rows. Shapes are the imported graph's when there
+/// is one (the host evaluator checks them), else the program's.
+static rt::NDArrayMap makeInputs(const rt::Program &program,
+                                 mlir::ModuleOp imported, bool random,
+                                 uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&] { return double(rng() >> 11) * 0x1.0p-53; };
+  // Rows of the table each token-id input selects from.
+  StringMap<int64_t> tableRows;
+  for (const rt::HostTensor &in : program.inputs)
+    if (!in.gatherIds.empty() && !in.sourceShape.empty() &&
+        in.sourceShape.back() > 0)
+      tableRows[in.gatherIds] = int64_t(in.data.size()) / in.sourceShape.back();
+  auto fill = [&](rt::NDArray &array, bool ids, int64_t rows) {
+    array.data.resize(array.elements());
+    for (float &v : array.data)
+      v = !random ? 0.0f
+          : ids   ? float(int64_t(uniform() * double(std::max<int64_t>(rows, 1))))
+                  : float(2 * uniform() - 1);
+  };
+  rt::NDArrayMap inputs;
+  if (imported) {
+    auto main = imported.lookupSymbol<mlir::func::FuncOp>("main");
+    for (mlir::BlockArgument arg : main.getArguments()) {
+      auto nameAttr = main.getArgAttrOfType<mlir::StringAttr>(
+          arg.getArgNumber(), "tfm.name");
+      std::string name = nameAttr ? nameAttr.getValue().str()
+                                  : "arg" + std::to_string(arg.getArgNumber());
+      auto type = cast<mlir::RankedTensorType>(arg.getType());
+      rt::NDArray array;
+      array.shape.assign(type.getShape().begin(), type.getShape().end());
+      bool ids = type.getElementType().isInteger(64);
+      if (ids)
+        array.dtype = "int64";
+      fill(array, ids, tableRows.lookup(name));
+      inputs[name] = std::move(array);
+    }
+    return inputs;
+  }
+  for (const rt::HostTensor &in : program.inputs) {
+    rt::NDArray array;
+    if (!in.gatherIds.empty()) {
+      array.dtype = "int64";
+      array.shape.assign(in.sourceShape.begin(),
+                         in.sourceShape.end() - (in.sourceShape.empty() ? 0 : 1));
+      fill(array, true, tableRows.lookup(in.gatherIds));
+      inputs[in.gatherIds] = std::move(array);
+    } else if (in.data.empty()) {
+      array.shape = in.sourceShape;
+      fill(array, false, 0);
+      inputs[in.name] = std::move(array);
+    }
+  }
+  return inputs;
+}
+
+/// --check: every output of the run against the host evaluator's, relative
+/// to the reference's largest magnitude; prints one line per output.
+static Error checkOutputs(HostModel &host, const rt::NDArrayMap &inputs,
+                          const rt::NDArrayMap &outputs) {
+  Expected<rt::NDArrayMap> reference =
+      evaluateOnHost(*host.module, modelPath, inputs);
+  if (!reference)
+    return createStringError(inconvertibleErrorCode(),
+                             "--check: host evaluator: " +
+                                 toString(reference.takeError()));
+  for (const auto &[name, got] : outputs) {
+    auto it = reference->find(name);
+    if (it == reference->end() || it->second.data.size() != got.data.size())
+      return createStringError(inconvertibleErrorCode(),
+                               "--check: the host evaluator gives no output '" +
+                                   name + "' of the same size");
+    double error = 0, scale = 0;
+    for (size_t i = 0; i < got.data.size(); ++i) {
+      error = std::max(error, std::abs(double(got.data[i]) - it->second.data[i]));
+      scale = std::max(scale, std::abs(double(it->second.data[i])));
+    }
+    double relative = error / std::max(scale, 1e-30);
+    if (!(relative <= checkToleranceOption))
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("--check: output '{0}' differs from the host evaluator's "
+                  "by {1:e2} relative to its largest magnitude, above the "
+                  "tolerance {2:e2}",
+                  name, relative, double(checkToleranceOption)));
+    outs() << formatv("check '{0}' vs host evaluator: max error / max "
+                      "|reference| = {1:e2} (tolerance {2:e2}): PASS\n",
+                      name, relative, double(checkToleranceOption));
+  }
+  return Error::success();
+}
+
 static int run() {
   std::optional<rt::EmulatorMode> mode =
       StringSwitch<std::optional<rt::EmulatorMode>>(modeOption)
@@ -455,11 +567,19 @@ static int run() {
   if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
     return fail("--outputs needs --mode functional: the timing mode "
                 "computes no values");
+  if (!initOption.empty() && initOption != "zeros" && initOption != "random")
+    return fail("unknown --init '" + initOption + "' (known: zeros, random)");
+  if (!initOption.empty() && !inputsPath.empty())
+    return fail("--init makes the inputs; give it or --inputs, not both");
+  if (checkOption && *mode == rt::EmulatorMode::Timing)
+    return fail("--check needs --mode functional: the timing mode computes "
+                "no values");
   if (layersOption.getNumOccurrences() && layersOption < 1)
     return fail("--layers " + Twine(layersOption) +
                 ": give at least 1 decoder layer");
   LayerSubset subset;
-  Expected<rt::Program> program = loadModel(modelPath, subset);
+  HostModel host;
+  Expected<rt::Program> program = loadModel(modelPath, subset, host);
   if (!program)
     return fail(toString(program.takeError()));
   if (!saveBundlePath.empty())
@@ -471,7 +591,13 @@ static int run() {
     if (!read)
       return fail(toString(read.takeError()));
     inputs = std::move(*read);
+  } else if (!initOption.empty()) {
+    inputs = makeInputs(*program, host.module ? *host.module : nullptr,
+                        initOption == "random", seedOption);
   }
+  if (checkOption && !host.module)
+    return fail(modelPath + ": --check needs an ONNX model (a bundle has no "
+                "host reference)");
   Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
   if (!phase)
     return fail(toString(phase.takeError()));
@@ -527,6 +653,9 @@ static int run() {
     rt::writeChromeTrace(*program, *result, os);
   }
   printReport(*program, result->stats, *phase, scaled);
+  if (checkOption)
+    if (Error error = checkOutputs(host, inputs, result->outputs))
+      return fail(toString(std::move(error)));
   return 0;
 }
 
