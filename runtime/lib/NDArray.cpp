@@ -285,6 +285,13 @@ Expected<NDArrayMap> readNpz(StringRef path) {
         return failMember(path, name, "corrupt stored member sizes");
       content = stored;
     } else if (method == 8) {
+      // Deflate expands at most 1032:1; a larger claim is corrupt (and would
+      // allocate the claimed size up front).
+      if (uint64_t(size) > uint64_t(compSize) * 1032 + 1024)
+        return failMember(path, name,
+                          formatv("claims {0} bytes from {1} compressed, more "
+                                  "than deflate can produce",
+                                  size, compSize));
       Expected<std::string> out = inflateMember(stored, size, path, name);
       if (!out)
         return out.takeError();

@@ -302,6 +302,12 @@ def build(c):
             z.writestr("x.npy", buf.getvalue())
     c.bad("npz_duplicate_member", ev + [w("ok.onnx"), "--inputs",
                                         w("dup.npz")], "x")
+    # A deflated member claiming 4 GB (found by fuzz-npz: it was allocated
+    # before inflating).
+    c.bad("npz_deflate_size_claim",
+          ev + [w("ok.onnx"), "--inputs",
+                os.path.join(c.src, "test/fuzz/corpus/npz/oom-deflate-size-claim.npz")],
+          "more than deflate can produce")
     ids = dict(np.load(inputs_decode))
     for name, value, words in [("negative", -1, "token id -1"),
                                ("beyond", 1_000_000, "token id 1000000")]:
