@@ -117,6 +117,42 @@ void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
 
 } // namespace
 
+static Error benchError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+Error wafer::validateBenchOptions(const BenchOptions &options) {
+  for (const std::string &grid : options.grids) {
+    auto [h, w] = StringRef(grid).split('x');
+    int64_t height, width;
+    if (grid.empty())
+      return benchError("--grid HxW[,HxW...] is required");
+    if (h.getAsInteger(10, height) || w.getAsInteger(10, width) ||
+        height < 1 || width < 1)
+      return benchError("grid '" + grid + "' is not of the form HxW (at least 1x1)");
+  }
+  for (const std::string &gemm : options.gemms)
+    if (!mesh::symbolizeGemmAlgorithm(gemm))
+      return benchError("unknown gemm algorithm '" + gemm +
+                  "' (known: meshgemm, cannon, summa, allgather)");
+  for (const std::string &allreduce : options.allreduces)
+    if (!mesh::symbolizeAllreduceAlgorithm(allreduce))
+      return benchError("unknown allreduce algorithm '" + allreduce +
+                  "' (known: ktree, pipeline, ring)");
+  for (int64_t k : options.ktreeKs)
+    if (k < 0 || k > 64)
+      return benchError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
+                  "got " + Twine(k));
+  for (const std::string &dtype : options.dtypes)
+    if (dtype != "f32" && dtype != "f16")
+      return benchError("unknown dtype '" + dtype + "' (known: f32, f16)");
+  for (const std::string &kv : options.kvs)
+    if (!mesh::symbolizeKvPolicy(kv))
+      return benchError("unknown kv cache policy '" + kv +
+                  "' (known: shift, concat)");
+  return Error::success();
+}
+
 int wafer::runBenchCommand(const BenchOptions &options) {
   mlir::MLIRContext context;
   context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,

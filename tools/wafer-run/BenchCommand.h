@@ -23,6 +23,9 @@ struct BenchOptions {
   bool json = false;
 };
 
+/// Checks every value of every axis (before the first configuration runs).
+llvm::Error validateBenchOptions(const BenchOptions &options);
+
 /// Runs `wafer-run bench`: imports the model once, then compiles and runs
 /// every combination of the axes in the timing mode (exact cycles, no data)
 /// and prints one row per configuration. A configuration that does not

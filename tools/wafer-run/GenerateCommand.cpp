@@ -10,16 +10,15 @@
 //===----------------------------------------------------------------------===//
 #include "GenerateCommand.h"
 #include "Compile.h"
+#include "GenerateSupport.h"
 
 #include "wafer/Dialect/Core/CoreOps.h"
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
-#include "wafer/Eval/Evaluator.h"
 #include "wafer/Import/CheckpointImporter.h"
 #include "wafer/Import/CheckpointTokenizer.h"
 #include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/Tokenizer.h"
-#include "wafer/Import/WeightStore.h"
 #include "wafer/Support/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,8 +30,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
-#include <numeric>
-#include <random>
 
 using namespace llvm;
 using namespace wafer;
@@ -41,129 +38,6 @@ namespace {
 
 Error generateError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
-}
-
-/// The next token: the most likely one, or a draw from the temperature-
-/// scaled, top-k and top-p restricted distribution. The draw uses the raw
-/// 64-bit Mersenne Twister (specified by the standard), so a seed gives the
-/// same tokens on every platform.
-class Sampler {
-public:
-  explicit Sampler(const GenerateOptions &options)
-      : options(options), rng(options.seed) {}
-
-  int64_t next(ArrayRef<float> logits) {
-    int64_t best = std::max_element(logits.begin(), logits.end()) -
-                   logits.begin();
-    if (options.temperature == 0)
-      return best;
-    std::vector<int64_t> order(logits.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return logits[a] > logits[b];
-    });
-    if (options.topK > 0 && options.topK < int64_t(order.size()))
-      order.resize(options.topK);
-    std::vector<double> weights;
-    double total = 0;
-    for (int64_t id : order) {
-      weights.push_back(
-          std::exp((double(logits[id]) - logits[best]) / options.temperature));
-      total += weights.back();
-    }
-    // The smallest prefix whose probability reaches top-p.
-    double kept = 0;
-    size_t keep = 0;
-    while (keep < weights.size() && kept < options.topP * total)
-      kept += weights[keep++];
-    double u = double(rng() >> 11) * 0x1.0p-53 * kept;
-    for (size_t i = 0; i < keep; ++i) {
-      if (u < weights[i])
-        return order[i];
-      u -= weights[i];
-    }
-    return order[keep - 1];
-  }
-
-private:
-  const GenerateOptions &options;
-  std::mt19937_64 rng;
-};
-
-/// The host evaluator's logits for a token sequence: the checkpoint's
-/// prefill graph of the whole sequence, evaluated on the same weights.
-class HostReference {
-public:
-  HostReference(StringRef model, mlir::MLIRContext &context)
-      : model(model.str()), context(context) {}
-
-  Expected<std::vector<float>> logits(ArrayRef<int64_t> tokens) {
-    CheckpointImportOptions options;
-    options.seqLen = int64_t(tokens.size());
-    auto module = importCheckpoint(model, &context, options);
-    if (!module)
-      return module.takeError();
-    auto main = (**module).lookupSymbol<mlir::func::FuncOp>("main");
-    eval::Tensor ids(eval::ElementKind::I64, {1, int64_t(tokens.size())});
-    std::copy(tokens.begin(), tokens.end(), ids.data.begin());
-    auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
-      auto weight = cast<tfm::WeightOp>(op);
-      Expected<WeightData> data =
-          store.load(weight.getSource(), weight.getName());
-      if (!data)
-        return data.takeError();
-      eval::Tensor tensor(eval::ElementKind::F32, data->shape);
-      std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
-      return tensor;
-    };
-    auto outputs =
-        eval::evaluateFunction(main, {{"input_ids", std::move(ids)}}, loadWeight);
-    if (!outputs)
-      return outputs.takeError();
-    const eval::Tensor &all = outputs->at("logits");
-    int64_t vocab = all.shape.back();
-    return std::vector<float>(all.data.end() - vocab, all.data.end());
-  }
-
-private:
-  std::string model;
-  mlir::MLIRContext &context;
-  WeightStore store;
-};
-
-/// The largest error of `got` against `want`, relative to want's largest
-/// magnitude (at least 1).
-double relativeError(ArrayRef<float> got, ArrayRef<float> want) {
-  double error = 0, scale = 1;
-  for (size_t i = 0; i < want.size(); ++i) {
-    error = std::max(error, std::abs(double(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(double(want[i])));
-  }
-  return error / scale;
-}
-
-int64_t argmax(ArrayRef<float> values) {
-  return std::max_element(values.begin(), values.end()) - values.begin();
-}
-
-Expected<std::vector<int64_t>> parseTokenList(StringRef text,
-                                             int64_t vocabSize) {
-  std::vector<int64_t> ids;
-  SmallVector<StringRef> items;
-  text.split(items, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef item : items) {
-    int64_t id;
-    if (item.trim().getAsInteger(10, id))
-      return generateError("--tokens: '" + item + "' is not a token id");
-    if (id < 0 || id >= vocabSize)
-      return generateError(formatv("--tokens: token id {0} is outside the "
-                                   "vocabulary (0 .. {1})",
-                                   id, vocabSize - 1));
-    ids.push_back(id);
-  }
-  if (ids.empty())
-    return generateError("--tokens: give at least one token id");
-  return ids;
 }
 
 struct GridShape {

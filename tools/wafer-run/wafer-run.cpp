@@ -20,11 +20,17 @@
 //
 // Every failure is one line `error: <where>: <what>` and exit code 1.
 //
+// Over 600 lines: LLVM's command-line options are globals shared between
+// subcommands, so every option of every subcommand is declared here, with
+// the run command and the glue that turns options into each command's
+// option struct (generate, bench and eval live in their own files).
+//
 //===----------------------------------------------------------------------===//
 #include "BenchCommand.h"
 #include "Compile.h"
 #include "EvalCommand.h"
 #include "GenerateCommand.h"
+#include "RunInputs.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Bundle.h"
@@ -457,100 +463,6 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                       op.computeCycles);
 }
 
-/// Inputs for the model: zeros, or uniform values from the seed (raw 64-bit
-/// Mersenne Twister, the same on every platform): floats in [-1, 1), token
-/// ids over the embedding's rows. Shapes are the imported graph's when there
-/// is one (the host evaluator checks them), else the program's.
-static rt::NDArrayMap makeInputs(const rt::Program &program,
-                                 mlir::ModuleOp imported, bool random,
-                                 uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto uniform = [&] { return double(rng() >> 11) * 0x1.0p-53; };
-  // Rows of the table each token-id input selects from.
-  StringMap<int64_t> tableRows;
-  for (const rt::HostTensor &in : program.inputs)
-    if (!in.gatherIds.empty() && !in.sourceShape.empty() &&
-        in.sourceShape.back() > 0)
-      tableRows[in.gatherIds] = int64_t(in.data.size()) / in.sourceShape.back();
-  auto fill = [&](rt::NDArray &array, bool ids, int64_t rows) {
-    array.data.resize(array.elements());
-    for (float &v : array.data)
-      v = !random ? 0.0f
-          : ids   ? float(int64_t(uniform() * double(std::max<int64_t>(rows, 1))))
-                  : float(2 * uniform() - 1);
-  };
-  rt::NDArrayMap inputs;
-  if (imported) {
-    auto main = imported.lookupSymbol<mlir::func::FuncOp>("main");
-    for (mlir::BlockArgument arg : main.getArguments()) {
-      auto nameAttr = main.getArgAttrOfType<mlir::StringAttr>(
-          arg.getArgNumber(), "tfm.name");
-      std::string name = nameAttr ? nameAttr.getValue().str()
-                                  : "arg" + std::to_string(arg.getArgNumber());
-      auto type = cast<mlir::RankedTensorType>(arg.getType());
-      rt::NDArray array;
-      array.shape.assign(type.getShape().begin(), type.getShape().end());
-      bool ids = type.getElementType().isInteger(64);
-      if (ids)
-        array.dtype = "int64";
-      fill(array, ids, tableRows.lookup(name));
-      inputs[name] = std::move(array);
-    }
-    return inputs;
-  }
-  for (const rt::HostTensor &in : program.inputs) {
-    rt::NDArray array;
-    if (!in.gatherIds.empty()) {
-      array.dtype = "int64";
-      array.shape.assign(in.sourceShape.begin(),
-                         in.sourceShape.end() - (in.sourceShape.empty() ? 0 : 1));
-      fill(array, true, tableRows.lookup(in.gatherIds));
-      inputs[in.gatherIds] = std::move(array);
-    } else if (in.data.empty()) {
-      array.shape = in.sourceShape;
-      fill(array, false, 0);
-      inputs[in.name] = std::move(array);
-    }
-  }
-  return inputs;
-}
-
-/// --check: every output of the run against the host evaluator's, relative
-/// to the reference's largest magnitude; prints one line per output.
-static Error checkOutputs(HostModel &host, const rt::NDArrayMap &inputs,
-                          const rt::NDArrayMap &outputs) {
-  Expected<rt::NDArrayMap> reference =
-      evaluateOnHost(*host.module, modelPath, inputs);
-  if (!reference)
-    return createStringError(inconvertibleErrorCode(),
-                             "--check: host evaluator: " +
-                                 toString(reference.takeError()));
-  for (const auto &[name, got] : outputs) {
-    auto it = reference->find(name);
-    if (it == reference->end() || it->second.data.size() != got.data.size())
-      return createStringError(inconvertibleErrorCode(),
-                               "--check: the host evaluator gives no output '" +
-                                   name + "' of the same size");
-    double error = 0, scale = 0;
-    for (size_t i = 0; i < got.data.size(); ++i) {
-      error = std::max(error, std::abs(double(got.data[i]) - it->second.data[i]));
-      scale = std::max(scale, std::abs(double(it->second.data[i])));
-    }
-    double relative = error / std::max(scale, 1e-30);
-    if (!(relative <= checkToleranceOption))
-      return createStringError(
-          inconvertibleErrorCode(),
-          formatv("--check: output '{0}' differs from the host evaluator's "
-                  "by {1:e2} relative to its largest magnitude, above the "
-                  "tolerance {2:e2}",
-                  name, relative, double(checkToleranceOption)));
-    outs() << formatv("check '{0}' vs host evaluator: max error / max "
-                      "|reference| = {1:e2} (tolerance {2:e2}): PASS\n",
-                      name, relative, double(checkToleranceOption));
-  }
-  return Error::success();
-}
-
 static int run() {
   std::optional<rt::EmulatorMode> mode =
       StringSwitch<std::optional<rt::EmulatorMode>>(modeOption)
@@ -654,7 +566,8 @@ static int run() {
   }
   printReport(*program, result->stats, *phase, scaled);
   if (checkOption)
-    if (Error error = checkOutputs(host, inputs, result->outputs))
+    if (Error error = checkOutputs(*host.module, modelPath, inputs,
+                                   result->outputs, checkToleranceOption))
       return fail(toString(std::move(error)));
   return 0;
 }
@@ -740,35 +653,8 @@ static int bench() {
   options.ktreeKs.assign(benchKtreeKs.begin(), benchKtreeKs.end());
   if (options.ktreeKs.empty())
     options.ktreeKs.push_back(2);
-  // Every value is checked before the first configuration runs.
-  for (const std::string &grid : options.grids) {
-    auto [h, w] = StringRef(grid).split('x');
-    int64_t height, width;
-    if (grid.empty())
-      return fail("--grid HxW[,HxW...] is required");
-    if (h.getAsInteger(10, height) || w.getAsInteger(10, width) ||
-        height < 1 || width < 1)
-      return fail("grid '" + grid + "' is not of the form HxW (at least 1x1)");
-  }
-  for (const std::string &gemm : options.gemms)
-    if (!mesh::symbolizeGemmAlgorithm(gemm))
-      return fail("unknown gemm algorithm '" + gemm +
-                  "' (known: meshgemm, cannon, summa, allgather)");
-  for (const std::string &allreduce : options.allreduces)
-    if (!mesh::symbolizeAllreduceAlgorithm(allreduce))
-      return fail("unknown allreduce algorithm '" + allreduce +
-                  "' (known: ktree, pipeline, ring)");
-  for (int64_t k : options.ktreeKs)
-    if (k < 0 || k > 64)
-      return fail("--ktree-k must be between 0 (chosen per GEMV) and 64, "
-                  "got " + Twine(k));
-  for (const std::string &dtype : options.dtypes)
-    if (dtype != "f32" && dtype != "f16")
-      return fail("unknown dtype '" + dtype + "' (known: f32, f16)");
-  for (const std::string &kv : options.kvs)
-    if (!mesh::symbolizeKvPolicy(kv))
-      return fail("unknown kv cache policy '" + kv +
-                  "' (known: shift, concat)");
+  if (Error error = validateBenchOptions(options))
+    return fail(toString(std::move(error)));
   if (threadsOption < 1 || threadsOption > 1024)
     return fail("--threads must be between 1 and 1024, got " +
                 Twine(unsigned(threadsOption)));

@@ -14,8 +14,9 @@
 // cycle counts do not depend on the number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
-// per-instruction step() and the event loop that batches it read the same
-// core state; splitting them would expose that state in a header.
+// per-instruction step(), the event loop that batches it and the session
+// runs that reset it read the same core state; splitting them would expose
+// that state in a header.
 //
 //===----------------------------------------------------------------------===//
 #include "DataPath.h"
