@@ -444,7 +444,8 @@ Error Generation::run() {
       return promptText.takeError();
     outs() << *promptText;
     streamed = true;
-    text.emplace(*tokenizer, /*atStart=*/false);
+    // After an empty prompt (BOS alone) the new text starts the text.
+    text.emplace(*tokenizer, /*atStart=*/promptText->empty());
   }
   if (Error e = prefill())
     return e;
