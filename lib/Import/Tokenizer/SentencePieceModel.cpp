@@ -23,8 +23,14 @@ Expected<const WaferSentencePieceApi *> sentencePieceApi(StringRef where) {
   static std::string loadError;
   static std::once_flag once;
   std::call_once(once, [] {
-    void *module = dlopen(WAFER_SENTENCEPIECE_SHIM,
-                          RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    // AddressSanitizer refuses RTLD_DEEPBIND (google/sanitizers#611); the
+    // sanitizer build (tools/sanitize.sh) loads the shim without it.
+#if defined(__SANITIZE_ADDRESS__)
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#else
+    int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
+    void *module = dlopen(WAFER_SENTENCEPIECE_SHIM, flags);
     void *entry =
         module ? dlsym(module, "wafer_sentencepiece_api") : nullptr;
     if (!entry) {

@@ -67,7 +67,9 @@ int encode(void *processor, const char *text, size_t length, int **ids,
   }
   *count = out.size();
   *ids = static_cast<int *>(std::malloc(out.size() * sizeof(int) + 1));
-  std::memcpy(*ids, out.data(), out.size() * sizeof(int));
+  // An empty encoding has no data pointer to copy from.
+  if (!out.empty())
+    std::memcpy(*ids, out.data(), out.size() * sizeof(int));
   return 1;
 }
 
