@@ -483,6 +483,9 @@ static int run() {
     return fail("unknown --init '" + initOption + "' (known: zeros, random)");
   if (!initOption.empty() && !inputsPath.empty())
     return fail("--init makes the inputs; give it or --inputs, not both");
+  if (checkOption && layersOption.getNumOccurrences())
+    return fail("--check compares the whole model with the host evaluator; "
+                "it does not combine with --layers");
   if (checkOption && *mode == rt::EmulatorMode::Timing)
     return fail("--check needs --mode functional: the timing mode computes "
                 "no values");
