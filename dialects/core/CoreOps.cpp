@@ -1,5 +1,6 @@
 //===- CoreOps.cpp - Core op verifiers ------------------------------------===//
 #include "wafer/Dialect/Core/CoreOps.h"
+#include "wafer/Runtime/FabricPlacement.h"
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Runtime/RowShapes.h"
@@ -85,6 +86,14 @@ LogicalResult ProgramOp::verify() {
     return emitOpError() << "grid " << grid.getHeight() << "x"
                          << grid.getWidth() << " does not fit target '"
                          << target.getName() << "'";
+  ArrayRef<int64_t> rows, cols;
+  if (getFabricRows())
+    rows = *getFabricRows();
+  if (getFabricCols())
+    cols = *getFabricCols();
+  if (llvm::Error e = rt::checkFabricPlacement(
+          target.getValue(), grid.getHeight(), grid.getWidth(), rows, cols))
+    return emitOpError() << "fabric placement: " << llvm::toString(std::move(e));
   if (getPositionAttr() && getPositionAttr().getInt() < 0)
     return emitOpError() << "position " << getPositionAttr().getInt()
                          << " is negative";

@@ -24,7 +24,12 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     before some core's SRAM overflows. `position`: the value of the
     expression variable `t` (tokens in the KV caches before a decode step)
     when a run binds none, the past the program was compiled for; a run may
-    bind any position the caches have room for.
+    bind any position the caches have room for. `fabric_rows` and
+    `fabric_cols`, when the target has defects: the fabric row of each grid
+    row and the fabric column of each grid column (increasing), chosen so
+    that no grid core and no message path uses a dead core or link
+    (runtime/include/wafer/Runtime/FabricPlacement.h); absent, the grid sits
+    at the fabric's north-west corner.
 
     ```mlir
     core.program {grid = #mesh.grid<3x3>, target = #mesh.target<...>,
@@ -40,7 +45,9 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
   let arguments = (ins Mesh_GridAttr:$grid, Mesh_TargetAttr:$target,
                        UnitAttr:$interleave, ArrayAttr:$ops,
                        OptionalAttr<I64Attr>:$kv_capacity_tokens,
-                       OptionalAttr<I64Attr>:$position);
+                       OptionalAttr<I64Attr>:$position,
+                       OptionalAttr<DenseI64ArrayAttr>:$fabric_rows,
+                       OptionalAttr<DenseI64ArrayAttr>:$fabric_cols);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -32,15 +32,25 @@ def Mesh_TargetAttr : Mesh_Attr<"Target", "target"> {
     limits from here instead of hard-coding them. It prints every field;
     it parses either every field or `base = "<preset>"` followed by the
     fields that differ from the preset, and checks every field's range.
+    The fabric's defects, when it has any, follow as lists of fabric
+    coordinates [row, column]: `dead_cores` (cores whose compute and router
+    are unusable) and `dead_links` (the link from a core to its `"east"` or
+    `"south"` neighbour); they must lie on the fabric, sorted, once each.
 
     ```mlir
     #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994,
                  clock_hz = 1.100000e+09, sram_bytes = 49152, ...>
     #mesh.target<base = "wse2", routes_per_core = 4>
+    #mesh.target<base = "wse2", dead_cores = [[0, 2], [3, 1]],
+                 dead_links = [[1, 4, "south"]]>
     ```
   }];
-  // One value per field, in TargetFields.def's order: i64 or f64.
-  let parameters = (ins StringRefParameter<>:$name, "::mlir::ArrayAttr":$values);
+  // One value per field, in TargetFields.def's order: i64 or f64. The
+  // defects flattened: (y, x) pairs and (y, x, south) triples; null when
+  // there are none.
+  let parameters = (ins StringRefParameter<>:$name, "::mlir::ArrayAttr":$values,
+                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$deadCores,
+                        OptionalParameter<"::mlir::DenseI64ArrayAttr">:$deadLinks);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -81,8 +81,45 @@ static std::optional<double> fieldValue(const wafer::rt::TargetFieldInfo &field,
   return std::nullopt;
 }
 
+/// The defects of a target, flattened as TargetAttr stores them (null when
+/// there are none).
+static std::pair<DenseI64ArrayAttr, DenseI64ArrayAttr>
+defectAttrs(MLIRContext *context, const wafer::rt::Target &t) {
+  SmallVector<int64_t> cores, links;
+  for (const wafer::rt::DeadCore &c : t.deadCores)
+    cores.append({c.y, c.x});
+  for (const wafer::rt::DeadLink &l : t.deadLinks)
+    links.append({l.y, l.x, int64_t(l.south)});
+  return {cores.empty() ? nullptr : DenseI64ArrayAttr::get(context, cores),
+          links.empty() ? nullptr : DenseI64ArrayAttr::get(context, links)};
+}
+
+/// Unflattens the defects; false when the lists are not pairs and triples
+/// (with a direction of 0 or 1).
+static bool readDefects(DenseI64ArrayAttr cores, DenseI64ArrayAttr links,
+                        wafer::rt::Target &t) {
+  if (cores) {
+    if (cores.size() % 2)
+      return false;
+    for (int64_t i = 0; i < cores.size(); i += 2)
+      t.deadCores.push_back({cores[i], cores[i + 1]});
+  }
+  if (links) {
+    if (links.size() % 3)
+      return false;
+    for (int64_t i = 0; i < links.size(); i += 3) {
+      if (links[i + 2] != 0 && links[i + 2] != 1)
+        return false;
+      t.deadLinks.push_back({links[i], links[i + 1], links[i + 2] == 1});
+    }
+  }
+  return true;
+}
+
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 StringRef name, ArrayAttr values) {
+                                 StringRef name, ArrayAttr values,
+                                 DenseI64ArrayAttr deadCores,
+                                 DenseI64ArrayAttr deadLinks) {
   ArrayRef<wafer::rt::TargetFieldInfo> fields = wafer::rt::targetFields();
   if (values.size() != fields.size())
     return emitError() << "target has " << values.size()
@@ -97,6 +134,15 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (llvm::Error e = field.check(*value))
       return emitError() << llvm::toString(std::move(e));
   }
+  wafer::rt::Target t;
+  t.name = name.str();
+  for (auto [field, attr] : llvm::zip_equal(fields, values))
+    field.set(t, *fieldValue(field, attr));
+  if (!readDefects(deadCores, deadLinks, t))
+    return emitError() << "target defects must be [y, x] pairs and [y, x, "
+                          "direction] triples";
+  if (llvm::Error e = wafer::rt::validateTarget(t))
+    return emitError() << llvm::toString(std::move(e));
   return success();
 }
 
@@ -106,7 +152,35 @@ wafer::rt::Target TargetAttr::getValue() const {
   for (auto [field, attr] :
        llvm::zip_equal(wafer::rt::targetFields(), getValues()))
     field.set(t, *fieldValue(field, attr));
+  readDefects(getDeadCores(), getDeadLinks(), t);
   return t;
+}
+
+/// `[[y, x], ...]` (dead_cores) or `[[y, x, "east" | "south"], ...]`
+/// (dead_links), appended to `t` in the order given.
+static ParseResult parseDefectList(AsmParser &parser, bool links,
+                                   wafer::rt::Target &t) {
+  auto parseEntry = [&]() -> ParseResult {
+    int64_t y = 0, x = 0;
+    if (parser.parseLSquare() || parser.parseInteger(y) ||
+        parser.parseComma() || parser.parseInteger(x))
+      return failure();
+    if (!links) {
+      t.deadCores.push_back({y, x});
+      return parser.parseRSquare();
+    }
+    SMLoc loc = parser.getCurrentLocation();
+    std::string dir;
+    if (parser.parseComma() || parser.parseString(&dir))
+      return failure();
+    if (dir != "east" && dir != "south")
+      return parser.emitError(loc, "a dead link goes \"east\" or \"south\" "
+                                   "from its core");
+    t.deadLinks.push_back({y, x, dir == "south"});
+    return parser.parseRSquare();
+  };
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        parseEntry);
 }
 
 Attribute TargetAttr::parse(AsmParser &parser, Type) {
@@ -115,11 +189,14 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   SmallVector<double> values(fields.size(), 0.0);
   SmallVector<bool> given(fields.size(), false);
   bool hasBase = false;
+  wafer::rt::Target defects;
   auto parseField = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
     std::string key;
     if (parser.parseKeywordOrString(&key) || parser.parseEqual())
       return failure();
+    if (key == "dead_cores" || key == "dead_links")
+      return parseDefectList(parser, key == "dead_links", defects);
     if (key == "name" || key == "base") {
       std::string text;
       if (parser.parseString(&text))
@@ -185,9 +262,12 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   SmallVector<Attribute> attrs;
   for (auto [field, value] : llvm::zip_equal(fields, values))
     attrs.push_back(fieldValueAttr(parser.getContext(), field, value));
-  return parser.getChecked<TargetAttr>(parser.getContext(), name,
-                                       ArrayAttr::get(parser.getContext(),
-                                                      attrs));
+  llvm::sort(defects.deadCores);
+  llvm::sort(defects.deadLinks);
+  auto [deadCores, deadLinks] = defectAttrs(parser.getContext(), defects);
+  return parser.getChecked<TargetAttr>(
+      parser.getContext(), name, ArrayAttr::get(parser.getContext(), attrs),
+      deadCores, deadLinks);
 }
 
 void TargetAttr::print(AsmPrinter &printer) const {
@@ -202,6 +282,22 @@ void TargetAttr::print(AsmPrinter &printer) const {
     else
       printer << value;
   }
+  wafer::rt::Target t = getValue();
+  if (!t.deadCores.empty()) {
+    printer << ", dead_cores = [";
+    llvm::interleaveComma(t.deadCores, printer, [&](auto c) {
+      printer << "[" << c.y << ", " << c.x << "]";
+    });
+    printer << "]";
+  }
+  if (!t.deadLinks.empty()) {
+    printer << ", dead_links = [";
+    llvm::interleaveComma(t.deadLinks, printer, [&](auto l) {
+      printer << "[" << l.y << ", " << l.x << ", \""
+              << (l.south ? "south" : "east") << "\"]";
+    });
+    printer << "]";
+  }
   printer << ">";
 }
 
@@ -210,7 +306,9 @@ TargetAttr wafer::mesh::getTargetAttr(MLIRContext *context,
   SmallVector<Attribute> values;
   for (const wafer::rt::TargetFieldInfo &field : wafer::rt::targetFields())
     values.push_back(fieldValueAttr(context, field, field.get(t)));
-  return TargetAttr::get(context, t.name, ArrayAttr::get(context, values));
+  auto [deadCores, deadLinks] = defectAttrs(context, t);
+  return TargetAttr::get(context, t.name, ArrayAttr::get(context, values),
+                         deadCores, deadLinks);
 }
 
 wafer::rt::Target wafer::mesh::getRuntimeTarget(TargetAttr attr) {

@@ -38,6 +38,10 @@ public:
       result.kvCapacityTokens = *capacity;
     if (IntegerAttr position = program.getPositionAttr())
       result.position = position.getInt();
+    if (std::optional<ArrayRef<int64_t>> rows = program.getFabricRows())
+      result.fabricRows.assign(rows->begin(), rows->end());
+    if (std::optional<ArrayRef<int64_t>> cols = program.getFabricCols())
+      result.fabricCols.assign(cols->begin(), cols->end());
     for (Attribute entry : program.getOps()) {
       auto names = cast<ArrayAttr>(entry);
       result.ops.push_back({cast<StringAttr>(names[0]).str(),

@@ -11,6 +11,7 @@
 
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/FabricPlacement.h"
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
@@ -54,9 +55,18 @@ public:
           interleave |= layout.getInterleave();
     });
     builder.setInsertionPointToEnd(module.getBody());
+    llvm::Expected<rt::FabricPlacement> placement = rt::placeAroundDefects(
+        target.getValue(), grid.getHeight(), grid.getWidth());
+    if (!placement)
+      return module.emitError("convert-mesh-to-core: ")
+             << llvm::toString(placement.takeError());
+    auto array = [&](const std::vector<int64_t> &v) {
+      return v.empty() ? nullptr : builder.getDenseI64ArrayAttr(v);
+    };
     program = builder.create<core::ProgramOp>(
         main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
-        builder.getArrayAttr({}), nullptr, nullptr);
+        builder.getArrayAttr({}), nullptr, nullptr, array(placement->rows),
+        array(placement->cols));
     program.getBody().emplaceBlock();
     builder.setInsertionPointToEnd(&program.getBody().front());
     auto role = builder.create<core::RoleOp>(

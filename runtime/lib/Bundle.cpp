@@ -100,11 +100,18 @@ public:
     const Target &t = p.target;
     auto macs = fb::CreateMacsPerCycle(b, t.macsPerCycleF32, t.macsPerCycleF16,
                                        t.macsPerCycleF16AccF32);
-    auto target = fb::CreateTarget(b, b.CreateString(t.name), t.fabricWidth,
-                                   t.fabricHeight, t.clockHz, t.sramBytes,
-                                   t.routesPerCore, t.hopCycles, t.rampCycles,
-                                   t.relayCycles, t.linkWordsPerCycle, macs,
-                                   t.sendIssueCycles);
+    // Absent rather than empty, so programs without defects keep their
+    // bytes.
+    std::vector<int64_t> deadCores, deadLinks;
+    for (const DeadCore &c : t.deadCores)
+      deadCores.insert(deadCores.end(), {c.y, c.x});
+    for (const DeadLink &l : t.deadLinks)
+      deadLinks.insert(deadLinks.end(), {l.y, l.x, int64_t(l.south)});
+    auto target = fb::CreateTarget(
+        b, b.CreateString(t.name), t.fabricWidth, t.fabricHeight, t.clockHz,
+        t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles,
+        t.relayCycles, t.linkWordsPerCycle, macs, t.sendIssueCycles,
+        optionalVector(deadCores), optionalVector(deadLinks));
 
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const Buffer &buf : p.buffers)
@@ -137,13 +144,19 @@ public:
         b, p.version, target, p.gridHeight, p.gridWidth, p.interleave,
         b.CreateVector(buffers), b.CreateVector(channels),
         b.CreateVector(roles), inputs, outputs, b.CreateVector(ops),
-        p.kvCapacityTokens, p.position);
+        p.kvCapacityTokens, p.position, optionalVector(p.fabricRows),
+        optionalVector(p.fabricCols));
     fb::FinishBundleBuffer(b, root);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());
   }
 
 private:
+  flatbuffers::Offset<flatbuffers::Vector<int64_t>>
+  optionalVector(const std::vector<int64_t> &values) {
+    return values.empty() ? 0 : b.CreateVector(values);
+  }
+
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Instr>>>
   instrs(const std::vector<Instr> &list) {
     std::vector<flatbuffers::Offset<fb::Instr>> out;
@@ -220,12 +233,36 @@ public:
         p.target.macsPerCycleF16 = m->f16();
         p.target.macsPerCycleF16AccF32 = m->f16_f32();
       }
+      if (const auto *cores = t->dead_cores()) {
+        if (cores->size() % 2 || !aligned(cores, alignof(int64_t)))
+          return bad("dead core list");
+        for (size_t i = 0; i < cores->size(); i += 2)
+          p.target.deadCores.push_back({cores->Get(i), cores->Get(i + 1)});
+      }
+      if (const auto *links = t->dead_links()) {
+        if (links->size() % 3 || !aligned(links, alignof(int64_t)))
+          return bad("dead link list");
+        for (size_t i = 0; i < links->size(); i += 3) {
+          int64_t dir = links->Get(i + 2);
+          if (dir != 0 && dir != 1)
+            return bad("dead link direction");
+          p.target.deadLinks.push_back(
+              {links->Get(i), links->Get(i + 1), dir == 1});
+        }
+      }
     }
     p.gridHeight = in.grid_height();
     p.gridWidth = in.grid_width();
     p.interleave = in.interleave();
     p.kvCapacityTokens = in.kv_capacity_tokens();
     p.position = in.position();
+    for (auto [list, into] : {std::pair{in.fabric_rows(), &p.fabricRows},
+                              std::pair{in.fabric_cols(), &p.fabricCols}})
+      if (list) {
+        if (!aligned(list, alignof(int64_t)))
+          return bad("fabric placement");
+        into->assign(list->begin(), list->end());
+      }
     if (in.buffers())
       for (const fb::Buffer *buf : *in.buffers()) {
         if (buf->dtype() != fb::DType::F32 && buf->dtype() != fb::DType::F16)

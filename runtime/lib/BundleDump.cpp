@@ -53,6 +53,8 @@ uint32_t checksum(const std::vector<float> &values) {
   return h;
 }
 
+static std::string toStr(int64_t v) { return std::to_string(v); }
+
 class Dumper {
 public:
   Dumper(const Program &p, raw_ostream &os) : p(p), os(os) {}
@@ -64,6 +66,10 @@ public:
        << (p.interleave ? "true" : "false") << "\n";
     if (p.position)
       os << "position " << p.position << "\n";
+    if (!p.fabricRows.empty() || !p.fabricCols.empty())
+      os << "fabric rows [" << join(map_range(p.fabricRows, toStr), ", ")
+         << "] columns [" << join(map_range(p.fabricCols, toStr), ", ")
+         << "]\n";
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const Buffer &b = p.buffers[i];
       os << "buffer " << i << " '" << b.name << "' "

@@ -2,6 +2,7 @@
 #include "BundleInternal.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Expr.h"
+#include "wafer/Runtime/FabricPlacement.h"
 #include "wafer/Runtime/RowShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -130,6 +131,11 @@ public:
                            "and offsets must be in [0, 2^40], offsets "
                            "4-byte aligned)",
                            b.name, b.elements, b.offsetBytes));
+    // Work on a dead core or messages over a dead link are refused here,
+    // before the emulator places anything.
+    if (Error e = checkFabricPlacement(p.target, p.gridHeight, p.gridWidth,
+                                       p.fabricRows, p.fabricCols))
+      return err("fabric placement: " + toString(std::move(e)));
     if (Error e = IndexChecker(p).check())
       return e;
     if (Error e = channels())

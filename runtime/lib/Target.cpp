@@ -141,6 +141,65 @@ Error checkSources(const json::Value &v) {
   return Error::success();
 }
 
+/// "dead_cores": [[y, x], ...], kept sorted (validateTarget rejects repeats).
+Error readDeadCores(const json::Value &v, Target &t) {
+  auto bad = [] {
+    return error("target field 'dead_cores' must be a list of [y, x] "
+                 "pairs of integers");
+  };
+  const json::Array *list = v.getAsArray();
+  if (!list)
+    return bad();
+  t.deadCores.clear();
+  for (const json::Value &entry : *list) {
+    const json::Array *pair = entry.getAsArray();
+    if (!pair || pair->size() != 2)
+      return bad();
+    std::optional<int64_t> y = (*pair)[0].getAsInteger();
+    std::optional<int64_t> x = (*pair)[1].getAsInteger();
+    if (!y || !x)
+      return bad();
+    t.deadCores.push_back({*y, *x});
+  }
+  llvm::sort(t.deadCores);
+  return Error::success();
+}
+
+/// "dead_links": [[y, x, direction], ...]; a link named from its west or
+/// north end is stored from its other end.
+Error readDeadLinks(const json::Value &v, Target &t) {
+  auto bad = [] {
+    return error("target field 'dead_links' must be a list of [y, x, "
+                 "\"east\" | \"south\" | \"west\" | \"north\"]");
+  };
+  const json::Array *list = v.getAsArray();
+  if (!list)
+    return bad();
+  t.deadLinks.clear();
+  for (const json::Value &entry : *list) {
+    const json::Array *triple = entry.getAsArray();
+    if (!triple || triple->size() != 3)
+      return bad();
+    std::optional<int64_t> y = (*triple)[0].getAsInteger();
+    std::optional<int64_t> x = (*triple)[1].getAsInteger();
+    std::optional<StringRef> dir = (*triple)[2].getAsString();
+    if (!y || !x || !dir)
+      return bad();
+    if (*dir == "east")
+      t.deadLinks.push_back({*y, *x, false});
+    else if (*dir == "south")
+      t.deadLinks.push_back({*y, *x, true});
+    else if (*dir == "west")
+      t.deadLinks.push_back({*y, *x - 1, false});
+    else if (*dir == "north")
+      t.deadLinks.push_back({*y - 1, *x, true});
+    else
+      return bad();
+  }
+  llvm::sort(t.deadLinks);
+  return Error::success();
+}
+
 Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
                                     int depth);
 
@@ -203,6 +262,10 @@ Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
       err = checkSources(v);
     } else if (key == "fabric") {
       err = readFabric(v, t, given);
+    } else if (key == "dead_cores") {
+      err = readDeadCores(v, t);
+    } else if (key == "dead_links") {
+      err = readDeadLinks(v, t);
     } else if (const TargetFieldInfo *f = findField(key)) {
       err = readField(*f, v, t);
       given.push_back(f->key);
@@ -323,7 +386,56 @@ json::Value targetToJSON(const Target &t) {
       slot = json::Object{};
     (*slot.getAsObject())[inner] = std::move(value);
   }
+  // Written only when present, so a target without defects prints as
+  // before.
+  if (!t.deadCores.empty()) {
+    json::Array cores;
+    for (const DeadCore &c : t.deadCores)
+      cores.push_back(json::Array{c.y, c.x});
+    obj["dead_cores"] = std::move(cores);
+  }
+  if (!t.deadLinks.empty()) {
+    json::Array links;
+    for (const DeadLink &l : t.deadLinks)
+      links.push_back(json::Array{l.y, l.x, l.south ? "south" : "east"});
+    obj["dead_links"] = std::move(links);
+  }
   return obj;
+}
+
+static Error checkDefects(const Target &t) {
+  auto onFabric = [&](int64_t y, int64_t x) {
+    return y >= 0 && x >= 0 && y < t.fabricHeight && x < t.fabricWidth;
+  };
+  for (size_t i = 0; i < t.deadCores.size(); ++i) {
+    const DeadCore &c = t.deadCores[i];
+    if (!onFabric(c.y, c.x))
+      return error(formatv("target field 'dead_cores': [{0}, {1}] is off "
+                           "the {2}x{3} (HxW) fabric",
+                           c.y, c.x, t.fabricHeight, t.fabricWidth));
+    if (i && !(t.deadCores[i - 1] < c))
+      return error(formatv("target field 'dead_cores': [{0}, {1}] is "
+                           "{2}",
+                           c.y, c.x,
+                           t.deadCores[i - 1] == c ? "listed twice"
+                                                   : "out of order"));
+  }
+  for (size_t i = 0; i < t.deadLinks.size(); ++i) {
+    const DeadLink &l = t.deadLinks[i];
+    int64_t y2 = l.y + l.south, x2 = l.x + !l.south;
+    if (!onFabric(l.y, l.x) || !onFabric(y2, x2))
+      return error(formatv("target field 'dead_links': the link between "
+                           "[{0}, {1}] and [{2}, {3}] is off the {4}x{5} "
+                           "(HxW) fabric",
+                           l.y, l.x, y2, x2, t.fabricHeight, t.fabricWidth));
+    if (i && !(t.deadLinks[i - 1] < l))
+      return error(formatv("target field 'dead_links': the link between "
+                           "[{0}, {1}] and [{2}, {3}] is {4}",
+                           l.y, l.x, y2, x2,
+                           t.deadLinks[i - 1] == l ? "listed twice"
+                                                   : "out of order"));
+  }
+  return Error::success();
 }
 
 Error validateTarget(const Target &t) {
@@ -332,7 +444,7 @@ Error validateTarget(const Target &t) {
   for (const TargetFieldInfo &f : kFields)
     if (Error e = f.check(f.get(t)))
       return e;
-  return Error::success();
+  return checkDefects(t);
 }
 
 } // namespace wafer::rt

@@ -436,6 +436,11 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                     "core {2} (of {3})\n",
                     stats.maxSramBytesPerCore, program.target.sramBytes,
                     stats.maxRoutesPerCore, program.target.routesPerCore);
+  if (stats.fabricRowsSpanned)
+    outs() << formatv("placed around {0} dead core(s) and {1} dead link(s): "
+                      "the grid spans {2}x{3} fabric cores\n",
+                      stats.deadCores, stats.deadLinks,
+                      stats.fabricRowsSpanned, stats.fabricColsSpanned);
   if (stats.kvCapacityTokens >= 0)
     outs() << formatv("KV caches take {0} more decode tokens before a core's "
                       "SRAM overflows\n",

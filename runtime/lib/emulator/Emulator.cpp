@@ -571,6 +571,12 @@ RunStats Scheduler::stats() const {
   s.linkWords = network.linkWords();
   s.gridHeight = H;
   s.gridWidth = W;
+  if (!p.fabricRows.empty() || !p.fabricCols.empty()) {
+    s.fabricRowsSpanned = p.fabricRows.empty() ? H : p.fabricRows.back() + 1;
+    s.fabricColsSpanned = p.fabricCols.empty() ? W : p.fabricCols.back() + 1;
+    s.deadCores = int64_t(p.target.deadCores.size());
+    s.deadLinks = int64_t(p.target.deadLinks.size());
+  }
   if (detail) {
     PerCoreStats &m = s.perCore.emplace();
     for (const Core &c : cores) {

@@ -14,6 +14,52 @@ static Error err(const Twine &msg) {
   return createStringError(inconvertibleErrorCode(), msg);
 }
 
+Network::Network(const Program &p, const TimingModel &timing)
+    : p(p), timing(timing), W(p.gridWidth), H(p.gridHeight), N(W * H),
+      rowHops(H, 1), colHops(W, 1) {
+  for (int64_t y = 0; y + 1 < int64_t(p.fabricRows.size()); ++y)
+    rowHops[y] = p.fabricRows[y + 1] - p.fabricRows[y];
+  for (int64_t x = 0; x + 1 < int64_t(p.fabricCols.size()); ++x)
+    colHops[x] = p.fabricCols[x + 1] - p.fabricCols[x];
+}
+
+Error Network::checkSpareRouters() {
+  // crossing[color]: 0 none, else the direction (dirBit) it crosses in.
+  std::vector<uint8_t> crossing(numColors);
+  for (int64_t y = 0; y < H; ++y)
+    for (int64_t x = 0; x < W; ++x)
+      for (Dir d : {Dir::East, Dir::South}) {
+        bool east = d == Dir::East;
+        if (east ? x + 1 >= W || colHops[x] == 1
+                 : y + 1 >= H || rowHops[y] == 1)
+          continue;
+        int64_t a = y * W + x, b = east ? a + 1 : a + W;
+        std::fill(crossing.begin(), crossing.end(), 0);
+        int64_t colors = 0;
+        for (int32_t color = 0; color < numColors; ++color) {
+          const Route *forward = routeAt[a * numColors + color];
+          const Route *backward = routeAt[b * numColors + color];
+          bool there = forward && (forward->outMask & dirBit(d));
+          bool back = backward && (backward->outMask & dirBit(opposite(d)));
+          if (there && back)
+            return err(formatv("color {0} crosses the skipped fabric between "
+                               "grid cores ({1},{2}) and ({3},{4}) both ways; "
+                               "the routers in between hold one route per "
+                               "color",
+                               color, x, y, b % W, b / W));
+          colors += there || back;
+        }
+        if (colors > p.target.routesPerCore)
+          return err(formatv("the routers between grid cores ({0},{1}) and "
+                             "({2},{3}) pass on {4} colors, more than the "
+                             "target's {5} routes per core",
+                             x, y, b % W, b / W, colors,
+                             p.target.routesPerCore));
+        maxRoutes = std::max(maxRoutes, colors);
+      }
+  return Error::success();
+}
+
 Error Network::buildRouteTables() {
   for (const Channel &ch : p.channels)
     for (const Route &r : ch.routes)
@@ -41,7 +87,7 @@ Error Network::buildRouteTables() {
         maxRoutes, std::count_if(routeAt.begin() + id * numColors,
                                  routeAt.begin() + (id + 1) * numColors,
                                  [](const Route *r) { return r != nullptr; }));
-  return Error::success();
+  return checkSpareRouters();
 }
 
 void Network::reset(bool countLinks) {
@@ -133,14 +179,20 @@ Network::inject(int32_t src, const Outgoing &o,
                            where(h.core), dirName(d)));
       int64_t &link = hp.link[unsigned(d)];
       int64_t linkStart = std::max(h.time, link);
+      int64_t hops = d == Dir::East    ? colHops[x]
+                     : d == Dir::West  ? colHops[nx]
+                     : d == Dir::South ? rowHops[y]
+                                       : rowHops[ny];
       link = linkStart + occ;
-      totalLinkWords += words;
+      totalLinkWords += words * hops;
       if (!wordsOut[0].empty()) {
         wordsOut[unsigned(d) - 1][h.core] += words;
         wordsIn[unsigned(opposite(d)) - 1][ny * W + nx] += words;
       }
+      // The skipped cores' links carry only this pair's traffic, so the
+      // first link's reservation stands for all of them.
       work.push_back({int32_t(ny * W + nx), opposite(d),
-                      linkStart + timing.hopCycles()});
+                      linkStart + timing.hopCycles() * hops});
     }
     if (r->outMask & dirBit(Dir::Ramp)) {
       int64_t rampStart = std::max(h.time, hp.rampIn);

@@ -44,11 +44,13 @@ struct Outgoing {
 
 class Network {
 public:
-  Network(const Program &p, const TimingModel &timing)
-      : p(p), timing(timing), W(p.gridWidth), H(p.gridHeight), N(W * H) {}
+  Network(const Program &p, const TimingModel &timing);
 
   /// Loads every channel's routes into the routers; two routes on one
-  /// core and color are an error naming both channels.
+  /// core and color are an error naming both channels. Under a fabric
+  /// placement that skips rows or columns, the routers in between pass
+  /// on the colors that cross their link (one direction per color), which
+  /// must fit the target's routes per core.
   llvm::Error buildRouteTables();
   /// Empties the links and mailboxes; with `countLinks`, also counts the
   /// words over each core's links (linkWordsOut/In).
@@ -92,6 +94,12 @@ private:
   const Program &p;
   const TimingModel &timing;
   const int64_t W, H, N;
+
+  /// Fabric hops from grid row y to y + 1 (rowHops[y]) and from column x
+  /// to x + 1: 1 unless the placement skips rows or columns between them.
+  std::vector<int64_t> rowHops, colHops;
+
+  llvm::Error checkSpareRouters();
 
   int32_t numColors = 0;
   std::vector<const Route *> routeAt; // [core * numColors + color]

@@ -38,6 +38,12 @@ json::Value statsToJSON(const RunStats &stats) {
                       {"messages", stats.messages},
                       {"link_words", stats.linkWords},
                       {"ops", std::move(ops)}};
+  if (stats.fabricRowsSpanned)
+    result["fabric_placement"] =
+        json::Object{{"rows", stats.fabricRowsSpanned},
+                     {"columns", stats.fabricColsSpanned},
+                     {"dead_cores", stats.deadCores},
+                     {"dead_links", stats.deadLinks}};
   if (const std::optional<PerCoreStats> &m = stats.perCore) {
     static const char *const kDirections[] = {"north", "east", "south",
                                               "west"};

@@ -815,3 +815,28 @@ core.program attributes {grid = #mesh.grid<1x1>, ops = [], target = #mesh.target
   core.role @all at #core.cores<x = 0:0:1, y = 0:0:1> {
   }
 }
+
+// -----
+
+// A grid placed on a dead core (no fabric placement: the identity).
+// expected-error @+1 {{fabric placement: grid core x=1 y=0 is placed on the dead core at fabric row 0, column 1}}
+core.program attributes {grid = #mesh.grid<2x2>, ops = [], target = #mesh.target<base = "wse2", dead_cores = [[0, 1]]>} {
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{fabric placement: the messages along grid row 1 cross the dead link between fabric row 2, column 0 and row 2, column 1}}
+core.program attributes {fabric_rows = array<i64: 0, 2>, grid = #mesh.grid<2x2>, ops = [], target = #mesh.target<base = "wse2", dead_links = [[2, 0, "east"]]>} {
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{fabric placement: the fabric placement lists 3 columns for 2 grid columns}}
+core.program attributes {fabric_cols = array<i64: 0, 2, 3>, grid = #mesh.grid<2x2>, ops = [], target = #mesh.target<base = "wse2">} {
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+  }
+}

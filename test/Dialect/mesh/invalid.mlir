@@ -1498,3 +1498,21 @@ module attributes {mesh.grid = #mesh.grid<2x3>} {
     return
   }
 }
+
+// -----
+
+// expected-error @+1 {{target field 'dead_cores': [0, 750] is off the 994x750 (HxW) fabric}}
+module attributes {mesh.target = #mesh.target<base = "wse2", dead_cores = [[0, 750]]>} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'dead_cores': [3, 3] is listed twice}}
+module attributes {mesh.target = #mesh.target<base = "wse2", dead_cores = [[3, 3], [3, 3]]>} {
+}
+
+// -----
+
+// expected-error @+1 {{a dead link goes "east" or "south" from its core}}
+module attributes {mesh.target = #mesh.target<base = "wse2", dead_links = [[3, 3, "up"]]>} {
+}

@@ -102,6 +102,10 @@ struct RunStats {
   /// With EmulatorOptions::detail; the grid's shape for reading it.
   std::optional<PerCoreStats> perCore;
   int64_t gridHeight = 0, gridWidth = 0;
+  /// Fabric rows and columns the grid spans, and the target's defects it
+  /// was placed around (all 0 for the identity placement).
+  int64_t fabricRowsSpanned = 0, fabricColsSpanned = 0;
+  int64_t deadCores = 0, deadLinks = 0;
 };
 
 llvm::json::Value statsToJSON(const RunStats &stats);

@@ -289,6 +289,10 @@ struct Program {
   /// The value of the expression variable `t` when a run binds none: the
   /// past a decode program was compiled for (0 for other programs).
   int64_t position = 0;
+  /// Where the grid sits on the fabric (FabricPlacement.h): the fabric row
+  /// of each grid row and column of each grid column; empty: the identity.
+  /// Messages between neighbouring grid cores pay one hop per fabric hop.
+  std::vector<int64_t> fabricRows, fabricCols;
 };
 
 } // namespace wafer::rt

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace wafer::rt {
@@ -22,13 +23,44 @@ namespace wafer::rt {
 using TargetFieldInt = int64_t;
 using TargetFieldReal = double;
 
+/// A core that cannot be used, neither to compute nor to pass messages
+/// through its router; at fabric row y, column x.
+struct DeadCore {
+  int64_t y = 0, x = 0;
+  bool operator==(const DeadCore &o) const { return y == o.y && x == o.x; }
+  bool operator<(const DeadCore &o) const {
+    return std::tie(y, x) < std::tie(o.y, o.x);
+  }
+};
+
+/// A link that cannot carry messages (either way): between the core at
+/// fabric row y, column x and its east neighbour (x + 1), or its south
+/// neighbour (y + 1) when `south`.
+struct DeadLink {
+  int64_t y = 0, x = 0;
+  bool south = false;
+  bool operator==(const DeadLink &o) const {
+    return y == o.y && x == o.x && south == o.south;
+  }
+  bool operator<(const DeadLink &o) const {
+    return std::tie(y, x, south) < std::tie(o.y, o.x, o.south);
+  }
+};
+
 /// A wafer-scale target. The members are the fields of TargetFields.def,
-/// which says what each means, its unit and its accepted range.
+/// which says what each means, its unit and its accepted range, and the
+/// fabric's defects (lists, so not in the table of numbers).
 struct Target {
   std::string name;
 #define WAFER_TARGET_FIELD(Member, Key, Kind, Unit, Min, Max, Description)   \
   TargetField##Kind Member = 0;
 #include "wafer/Runtime/TargetFields.def"
+  /// Sorted, without repeats (validateTarget); the compiler places grids
+  /// around them (FabricPlacement.h).
+  std::vector<DeadCore> deadCores;
+  std::vector<DeadLink> deadLinks;
+
+  bool hasDefects() const { return !deadCores.empty() || !deadLinks.empty(); }
 };
 
 /// One field of TargetFields.def, for code that treats fields uniformly.
@@ -75,7 +107,9 @@ llvm::Expected<Target> getPresetTarget(llvm::StringRef name);
 /// Parses a target from JSON text. The object may name `"base": "wse2"` and
 /// override any field ("fabric": "WxH" or [W, H] sets both fabric fields; a
 /// "sources" object of strings documents fields and is not read); without
-/// a base every field is needed. Unknown fields, ill-typed values and
+/// a base every field is needed. Defects are optional lists:
+/// "dead_cores": [[y, x], ...] and
+/// "dead_links": [[y, x, "east" | "south" | "west" | "north"], ...]. Unknown fields, ill-typed values and
 /// values out of range are errors. `origin` names the source in errors.
 llvm::Expected<Target> parseTarget(llvm::StringRef jsonText,
                                    llvm::StringRef origin);
@@ -86,8 +120,8 @@ llvm::Expected<Target> loadTarget(llvm::StringRef nameOrPath);
 /// The JSON form accepted by parseTarget (every field, no base).
 llvm::json::Value targetToJSON(const Target &target);
 
-/// Checks that the name is not empty and every field is in range; the error
-/// names the field.
+/// Checks that the name is not empty, every field is in range and every
+/// defect lies on the fabric, once, in order; the error names the field.
 llvm::Error validateTarget(const Target &target);
 
 } // namespace wafer::rt
