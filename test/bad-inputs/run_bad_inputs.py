@@ -13,6 +13,7 @@ the test (and an expected failure that passes is reported so the list is
 kept honest).
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -483,6 +484,22 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
                                   inputs_decode], "flipped.wafb", "checksum")
     c.bad("run_model_directory", [run, "run", w("dir.onnx"), "--grid", "2x2"],
           "directory")
+
+    # --- fabric defects ----------------------------------------------------------
+    for name, defects, words in [
+            ("off_fabric", {"dead_cores": [[0, 750]]}, "[0, 750] is off"),
+            ("twice", {"dead_cores": [[2, 2], [2, 2]]}, "listed twice"),
+            ("not_pairs", {"dead_cores": [[1, 2, 3]]}, "[y, x] pairs"),
+            ("link_direction", {"dead_links": [[1, 1, "up"]]}, "dead_links"),
+            ("link_off_fabric", {"dead_links": [[993, 0, "south"]]},
+             "off the 994x750"),
+            ("too_many", {"fabric": "6x6", "dead_cores": [[1, 1], [2, 2]]},
+             "needs 7x6 fabric cores")]:
+        with open(w(f"defects-{name}.json"), "w") as f:
+            json.dump({"base": "wse2", **defects}, f)
+        c.bad("target_defects_" + name,
+              base + ["--grid", "5x4", "--target", w(f"defects-{name}.json")],
+              words)
 
     # --- JSON nested past the parser's stack ------------------------------------
     deep = "[" * 100000

@@ -8,8 +8,9 @@ MODEL_DIR/GRAPH.onnx with `wafer-run run` on the wse2 target with and
 without those defects (extra ARGS go to both runs), and checks that the
 outputs are identical, that they match ONNX Runtime (f32: max abs error <=
 1e-4 of the largest magnitude; f16: cosine >= 0.999 and the same argmax),
-and that the stats report the placement. Prints the cycle cost of the
-defects. Exit code 1 on any failure.
+that the stats report the placement, and that the timing mode gives the
+functional mode's stats on the defective fabric. Prints the cycle cost of
+the defects. Exit code 1 on any failure.
 """
 import json
 import os
@@ -58,14 +59,20 @@ def main():
     dead = defective_target(target, height, width)
 
     results = {}
-    for label, chosen in (("clean", "wse2"), ("dead", target)):
+    for label, chosen, mode in (("clean", "wse2", "functional"),
+                                ("dead", target, "functional"),
+                                ("timing", target, "timing")):
         out = os.path.join(work, f"{graph}-{grid}-{dtype}-{label}.npz")
         stats = os.path.join(work, f"{graph}-{grid}-{dtype}-{label}.json")
+        io = ["--inputs", inputs] + (["--outputs", out]
+                                     if mode == "functional" else [])
         run(os.path.join(bin_dir, "wafer-run"), "run", model, "--grid", grid,
-            "--dtype", dtype, "--target", chosen, "--inputs", inputs,
-            "--outputs", out, "--stats", stats, *extra)
+            "--dtype", dtype, "--target", chosen, "--mode", mode, "--stats",
+            stats, *io, *extra)
         with open(stats) as f:
             results[label] = (out, json.load(f))
+    timing = dict(results["timing"][1], mode=None)
+    timing_agrees = timing == dict(results["dead"][1], mode=None)
 
     failures = 0
     clean, dead_run = np.load(results["clean"][0]), np.load(results["dead"][0])
@@ -84,14 +91,15 @@ def main():
         ok = cosine >= 0.999 and same_argmax
     placement = results["dead"][1].get("fabric_placement")
     cycles = results["clean"][1]["cycles"], results["dead"][1]["cycles"]
-    if not identical or not ok or not placement or \
+    if not identical or not ok or not timing_agrees or not placement or \
             placement["dead_cores"] != dead or placement["dead_links"] != 1:
         failures += 1
     print(f"{graph} {grid} {dtype}: {dead} dead cores and 1 dead link, grid "
           f"spans {placement and placement['rows']}x"
           f"{placement and placement['columns']} fabric cores; outputs "
           f"{'identical' if identical else 'DIFFER'}; {check} "
-          f"{'ok' if ok else 'FAIL'}; cycles {cycles[0]} -> {cycles[1]} "
+          f"{'ok' if ok else 'FAIL'}; timing mode "
+          f"{'agrees' if timing_agrees else 'DIFFERS'}; cycles {cycles[0]} -> {cycles[1]} "
           f"({100.0 * (cycles[1] - cycles[0]) / cycles[0]:+.2f}%)")
     sys.exit(1 if failures else 0)
 
