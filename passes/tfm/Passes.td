@@ -104,4 +104,29 @@ def TfmKeepLayers : Pass<"tfm-keep-layers", "mlir::ModuleOp"> {
   ];
 }
 
+def TfmRopeTablesToInputs : Pass<"tfm-rope-tables-to-inputs", "mlir::ModuleOp"> {
+  let summary = "Makes the rotary tables of a one-token graph inputs";
+  let description = [{
+    An exported decode graph computes its RoPE factors from the length of
+    its past; once the shapes are folded they are constants of one
+    position, so a program compiled from it is right at that position only.
+    This pass replaces the constant cos and sin tables of every `tfm.rope`
+    in @main (one row each: the graph handles one token, and all ropes must
+    share the same tables) by two new arguments of @main named `rope.cos`
+    and `rope.sin`, appended after the others, so that one program serves
+    every position: the caller passes the factors of each step (wafer-run
+    generate computes them from the tables' angles). Run after
+    tfm-raise-transformer. Fails with one error naming the rope when a
+    table is computed rather than constant, has more than one row, or
+    differs from the other ropes' tables.
+
+    Before: `%c = tfm.constant dense<[[...]]> : tensor<1x16xf32>`,
+    `%q2 = tfm.rope %q, %c, %s : (tensor<1x4x1x16xf32>, tensor<1x16xf32>,
+    tensor<1x16xf32>) -> tensor<1x4x1x16xf32>`. After: @main takes
+    `%cos: tensor<1x16xf32> {tfm.name = "rope.cos"}` and
+    `%sin: tensor<1x16xf32> {tfm.name = "rope.sin"}`, and
+    `%q2 = tfm.rope %q, %cos, %sin : ...`.
+  }];
+}
+
 #endif // WAFER_TFM_PASSES

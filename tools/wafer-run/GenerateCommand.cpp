@@ -6,18 +6,19 @@
 // runs once per new token in an emulator session, so the caches stay in the
 // cores' SRAM from step to step. The prefill's keys and values reach the
 // decode caches through the host (placed by the decode program's first run).
+// The graphs come from a checkpoint or an exported ONNX directory
+// (GenerateModel).
 //
 //===----------------------------------------------------------------------===//
 #include "GenerateCommand.h"
 #include "Compile.h"
+#include "GenerateModel.h"
 #include "GenerateSupport.h"
 
 #include "wafer/Dialect/Core/CoreOps.h"
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
-#include "wafer/Import/CheckpointImporter.h"
 #include "wafer/Import/CheckpointTokenizer.h"
-#include "wafer/Import/LlamaCheckpoint.h"
 #include "wafer/Import/Tokenizer.h"
 #include "wafer/Support/KvCache.h"
 
@@ -55,7 +56,7 @@ GridShape gridOf(const CompileOptions &options) {
 class Generation {
 public:
   Generation(const GenerateOptions &options)
-      : options(options), sampler(options), reference(options.model, context) {
+      : options(options), sampler(options) {
     context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
                         mlir::func::FuncDialect>();
   }
@@ -82,7 +83,7 @@ private:
   mlir::MLIRContext context;
   Sampler sampler;
   HostReference reference;
-  std::optional<LlamaCheckpoint> checkpoint;
+  std::unique_ptr<GenerateModel> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::optional<TokenDecoder> text;
   std::string generatedText;
@@ -103,11 +104,11 @@ private:
 };
 
 Error Generation::prepareTokens() {
-  Expected<LlamaCheckpoint> opened = LlamaCheckpoint::open(options.model);
+  Expected<std::unique_ptr<GenerateModel>> opened =
+      GenerateModel::open(options.model, context);
   if (!opened)
     return opened.takeError();
-  checkpoint.emplace(std::move(*opened));
-  const LlamaConfig &config = checkpoint->config();
+  model = std::move(*opened);
   std::string tokenizerPath =
       options.tokenizer.empty() ? options.model : options.tokenizer;
   auto loaded = loadCheckpointTokenizer(tokenizerPath);
@@ -117,37 +118,36 @@ Error Generation::prepareTokens() {
     return loaded.takeError();
   else
     consumeError(loaded.takeError());
-  if (tokenizer && tokenizer->size() != config.vocabSize)
+  if (tokenizer && tokenizer->size() != model->vocabSize())
     return generateError(formatv("{0}: the tokenizer has {1} tokens, the "
                                  "model's vocabulary {2}",
                                  tokenizer->where(), tokenizer->size(),
-                                 config.vocabSize));
+                                 model->vocabSize()));
   if (options.prompt) {
     auto ids = tokenizer->encodePrompt(*options.prompt);
     if (!ids)
       return ids.takeError();
     prompt.assign(ids->begin(), ids->end());
   } else {
-    auto ids = parseTokenList(*options.tokens, config.vocabSize);
+    auto ids = parseTokenList(*options.tokens, model->vocabSize());
     if (!ids)
       return ids.takeError();
     prompt = std::move(*ids);
   }
   int64_t total = int64_t(prompt.size()) + options.maxNewTokens;
-  if (config.maxContext && total > *config.maxContext)
+  std::optional<int64_t> maxContext = model->maxContext();
+  if (maxContext && total > *maxContext)
     return generateError(formatv("{0}: the prompt's {1} tokens and {2} new "
                                  "ones exceed the model's context length {3}",
                                  options.model, prompt.size(),
-                                 options.maxNewTokens, *config.maxContext));
+                                 options.maxNewTokens, *maxContext));
   return Error::success();
 }
 
 Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
-  CheckpointImportOptions build;
   // Compiled for the first decode step; later steps bind the position.
-  build.pastLen = std::max<int64_t>(int64_t(prompt.size()), 1);
-  build.ropeInputs = true;
-  auto module = importCheckpoint(options.model, &context, build);
+  int64_t pastLen = std::max<int64_t>(int64_t(prompt.size()), 1);
+  auto module = model->decodeGraph(pastLen);
   if (!module)
     return module.takeError();
   CompileOptions compile = options.decode;
@@ -155,7 +155,7 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
   if (!planFits(**module, compile)) {
     // Fewer tokens may fit: generate as far as they go.
     int64_t fits = 0, fails = capacity;
-    for (int64_t lo = build.pastLen + 1; lo < fails;) {
+    for (int64_t lo = pastLen + 1; lo < fails;) {
       int64_t mid = lo + (fails - lo) / 2;
       compile.kvCapacity = mid;
       if (planFits(**module, compile))
@@ -170,7 +170,7 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
     return program.takeError();
   KvCacheLayout layout;
   layout.rows = gridOf(compile).height;
-  layout.past = build.pastLen;
+  layout.past = pastLen;
   layout.policy = *mesh::symbolizeKvPolicy(compile.kv);
   layout.slotsPerRow = kvSlotsPerRow(layout.rows, layout.past,
                                      compile.kvCapacity, layout.policy);
@@ -182,9 +182,7 @@ Error Generation::compilePrograms() {
   // A one-token prompt has no prefill: the decode program takes it at
   // position 0.
   if (prompt.size() > 1) {
-    CheckpointImportOptions build;
-    build.seqLen = int64_t(prompt.size());
-    auto module = importCheckpoint(options.model, &context, build);
+    auto module = model->prefillGraph(int64_t(prompt.size()));
     if (!module)
       return module.takeError();
     auto program = compileModule(**module, options.prefill);
@@ -228,7 +226,7 @@ Error Generation::checkStep(ArrayRef<float> logits, int64_t step) {
     return Error::success();
   std::vector<int64_t> sequence = prompt;
   llvm::append_range(sequence, ArrayRef(generated).take_front(step));
-  Expected<std::vector<float>> want = reference.logits(sequence);
+  Expected<std::vector<float>> want = reference.logits(*model, sequence);
   if (!want)
     return generateError("--check: host evaluator: " +
                          toString(want.takeError()));
@@ -262,7 +260,7 @@ Expected<bool> Generation::accept(int64_t token) {
   }
   streamed = true;
   outs().flush();
-  const std::vector<int64_t> &eos = checkpoint->config().eosIds;
+  const std::vector<int64_t> &eos = model->eosIds();
   if (llvm::is_contained(eos, token) || (tokenizer && tokenizer->eos() == token)) {
     stopReason = "eos";
     return false;
@@ -278,7 +276,6 @@ std::vector<int64_t> Generation::inputShape(StringRef name) const {
 }
 
 Error Generation::decode() {
-  const LlamaConfig &config = checkpoint->config();
   auto session = rt::Session::create(decodeProgram, options.emulator);
   if (!session)
     return session.takeError();
@@ -306,7 +303,7 @@ Error Generation::decode() {
     ids.shape = {1, 1};
     ids.data = {float(token)};
     inputs["input_ids"] = ids;
-    RopeFactors factors = ropeFactors(config, position);
+    RopeFactors factors = model->ropeFactors(position);
     rt::NDArray cos, sin;
     // The planner may have collapsed the broadcast dimensions.
     cos.shape = sin.shape = inputShape("rope.cos");

@@ -3,7 +3,6 @@
 
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Eval/Evaluator.h"
-#include "wafer/Import/CheckpointImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -15,10 +14,9 @@ static Error supportError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-Expected<std::vector<float>> HostReference::logits(ArrayRef<int64_t> tokens) {
-  CheckpointImportOptions options;
-  options.seqLen = int64_t(tokens.size());
-  auto module = importCheckpoint(model, &context, options);
+Expected<std::vector<float>> HostReference::logits(GenerateModel &model,
+                                                   ArrayRef<int64_t> tokens) {
+  auto module = model.prefillGraph(int64_t(tokens.size()));
   if (!module)
     return module.takeError();
   auto main = (**module).lookupSymbol<mlir::func::FuncOp>("main");

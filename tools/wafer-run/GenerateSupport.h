@@ -3,6 +3,7 @@
 #define WAFER_TOOLS_WAFER_RUN_GENERATESUPPORT_H
 
 #include "GenerateCommand.h"
+#include "GenerateModel.h"
 
 #include "wafer/Import/WeightStore.h"
 
@@ -66,18 +67,15 @@ private:
   std::mt19937_64 rng;
 };
 
-/// The host evaluator's logits for a token sequence: the checkpoint's
-/// prefill graph of the whole sequence, evaluated on the same weights.
+/// The host evaluator's logits for a token sequence: the model's prefill
+/// graph of the whole sequence, evaluated on the same weights.
 class HostReference {
 public:
-  HostReference(llvm::StringRef model, mlir::MLIRContext &context)
-      : model(model.str()), context(context) {}
   /// The logits of the sequence's last position.
-  llvm::Expected<std::vector<float>> logits(llvm::ArrayRef<int64_t> tokens);
+  llvm::Expected<std::vector<float>> logits(GenerateModel &model,
+                                            llvm::ArrayRef<int64_t> tokens);
 
 private:
-  std::string model;
-  mlir::MLIRContext &context;
   WeightStore store;
 };
 

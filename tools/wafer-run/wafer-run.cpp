@@ -61,8 +61,8 @@ static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model")
 
 static cl::SubCommand generateCommand(
     "generate",
-    "Generate text from a GGUF or safetensors checkpoint on the emulated "
-    "mesh");
+    "Generate text from a GGUF or safetensors checkpoint or an exported ONNX "
+    "directory on the emulated mesh");
 
 static cl::SubCommand benchCommand(
     "bench",
