@@ -4,8 +4,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <unistd.h>
@@ -65,6 +67,11 @@ std::string wafer::captureStderr(function_ref<void()> action) {
 
 bool wafer::parseCommandLine(int argc, const char *const *argv,
                              StringRef overview) {
+  std::string name = argc > 0 ? sys::path::filename(argv[0]).str() : "wafer";
+  cl::SetVersionPrinter([name](raw_ostream &os) {
+    os << name << " (wafer) " << WAFER_VERSION << ", source " << WAFER_COMMIT
+       << "\nbuilt with LLVM and MLIR " << LLVM_VERSION_STRING << "\n";
+  });
   // Some of the parser's messages go to the stream given, others (bad
   // option values) straight to stderr: catch both.
   std::string errors;
