@@ -74,6 +74,7 @@ private:
   /// The shape the decode program expects of user input `name`.
   std::vector<int64_t> inputShape(StringRef name) const;
   Error checkStep(ArrayRef<float> logits, int64_t step);
+  Error writeTrace() const;
   /// Appends a generated token: streams its text, tells whether to go on.
   Expected<bool> accept(int64_t token);
   void report() const;
@@ -97,6 +98,8 @@ private:
   int64_t tokenLimit = 0;
   std::optional<rt::RunStats> prefillStats;
   std::vector<rt::RunStats> decodeStats;
+  /// With --trace: every run's stats and spans (outputs dropped).
+  std::vector<rt::RunResult> tracedRuns;
   /// Prefill outputs: the logits of the last position, the presents.
   std::vector<float> nextLogits;
   rt::NDArrayMap presents;
@@ -212,6 +215,8 @@ Error Generation::prefill() {
   if (!result)
     return generateError("prefill: " + toString(result.takeError()));
   prefillStats = result->stats;
+  if (options.emulator.trace)
+    tracedRuns.push_back({{}, result->stats, std::move(result->trace)});
   const rt::NDArray &logits = result->outputs.at("logits");
   int64_t vocab = logits.shape.back();
   nextLogits.assign(logits.data.end() - vocab, logits.data.end());
@@ -334,6 +339,8 @@ Error Generation::decode() {
       return generateError(formatv("decode step at position {0}: {1}",
                                    position, toString(result.takeError())));
     decodeStats.push_back(result->stats);
+    if (options.emulator.trace)
+      tracedRuns.push_back({{}, result->stats, std::move(result->trace)});
     const std::vector<float> &logits = result->outputs.at("logits").data;
     if (Error e = checkStep(logits, int64_t(generated.size())))
       return e;
@@ -344,6 +351,38 @@ Error Generation::decode() {
     if (!*more)
       return Error::success();
   }
+}
+
+/// The prefill, then each decode step, back to back on the generation's
+/// modeled timeline.
+Error Generation::writeTrace() const {
+  if (options.tracePath.empty())
+    return Error::success();
+  std::vector<rt::TracedRun> runs;
+  int64_t start = 0;
+  for (size_t i = 0; i < tracedRuns.size(); ++i) {
+    bool isPrefill = prefillProgram && i == 0;
+    size_t step = i - (prefillProgram ? 1 : 0);
+    int64_t position =
+        int64_t(prefillProgram ? prompt.size() : 0) + int64_t(step);
+    runs.push_back(
+        {isPrefill ? formatv("prefill on {0} ({1} tokens)",
+                             options.prefill.grid, prompt.size())
+                         .str()
+                   : formatv("decode step {0} on {1} (position {2})", step,
+                             options.decode.grid, position)
+                         .str(),
+         isPrefill ? &*prefillProgram : &decodeProgram, &tracedRuns[i],
+         start});
+    start += tracedRuns[i].stats.cycles;
+  }
+  std::error_code ec;
+  raw_fd_ostream os(options.tracePath, ec, sys::fs::OF_Text);
+  if (ec)
+    return generateError(options.tracePath + ": cannot write: " +
+                         ec.message());
+  rt::writeChromeTrace(runs, os);
+  return Error::success();
 }
 
 json::Value Generation::statsJSON() const {
@@ -465,6 +504,8 @@ Error Generation::run() {
                            ec.message());
     os << formatv("{0:2}", statsJSON()) << "\n";
   }
+  if (Error e = writeTrace())
+    return e;
   if (options.json) {
     json::Object line{{"prompt_tokens", json::Array(prompt)},
                       {"generated_tokens", json::Array(generated)},

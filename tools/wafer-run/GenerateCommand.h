@@ -12,7 +12,8 @@
 namespace wafer {
 
 struct GenerateOptions {
-  /// A GGUF file or a safetensors file / index / directory.
+  /// A GGUF file, a safetensors file / index / directory, or an exported
+  /// ONNX directory.
   std::string model;
   /// The tokenizer, when not the checkpoint's own.
   std::string tokenizer;
@@ -33,6 +34,9 @@ struct GenerateOptions {
   bool check = false;
   double tolerance = 1e-3;
   std::string statsPath;
+  /// A Chrome trace of the prefill and every decode step (needs
+  /// emulator.trace).
+  std::string tracePath;
   /// Print a last line of JSON with the tokens, text and stats.
   bool json = false;
   rt::EmulatorOptions emulator;

@@ -141,10 +141,12 @@ static cl::opt<std::string> modeOption(
     cl::init("functional"), cl::sub(runCommand));
 static cl::opt<std::string> tracePath(
     "trace",
-    cl::desc("Write a Chrome trace (chrome://tracing, Perfetto) of the run: "
-             "per op, and per core (per role on grids over 1024 cores) "
-             "compute, send, receive and wait"),
-    cl::sub(runCommand));
+    cl::desc("Write a Chrome trace (chrome://tracing, Perfetto) of the run "
+             "(generate: the prefill and every decode step, one process "
+             "each, on the generation's timeline): per op, and per core (per "
+             "role on grids over 1024 cores) compute, send, receive and "
+             "wait"),
+    cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<bool> statsDetail(
     "stats-detail",
     cl::desc("Add per-core maps to the stats: compute and busy cycles, link "
@@ -631,6 +633,8 @@ static int generate() {
   options.check = checkOption;
   options.tolerance = checkToleranceOption;
   options.statsPath = statsPath;
+  options.tracePath = tracePath;
+  options.emulator.trace = !tracePath.empty();
   options.json = jsonOption;
   options.emulator.threads = threadsOption;
   options.emulator.maxCycles = maxCyclesOption;

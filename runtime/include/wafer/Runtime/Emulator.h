@@ -125,6 +125,21 @@ struct RunResult {
 void writeChromeTrace(const Program &program, const RunResult &result,
                       llvm::raw_ostream &os);
 
+/// One run of a sequence of runs in one trace (a generation's prefill and
+/// decode steps): it becomes a process named `label` whose spans start at
+/// `startCycle` of the sequence's time (their args keep the run's own
+/// cycles).
+struct TracedRun {
+  std::string label;
+  const Program *program = nullptr;
+  const RunResult *result = nullptr;
+  int64_t startCycle = 0;
+};
+
+/// Writes several runs as one Chrome trace, one process (pid) per run, in
+/// the order given.
+void writeChromeTrace(llvm::ArrayRef<TracedRun> runs, llvm::raw_ostream &os);
+
 /// Runs the program: places the inputs (user inputs by name; weights from
 /// the bundle), executes every core, gathers the outputs (in the timing
 /// mode: executes every core without data; no inputs, no outputs). A missing
