@@ -28,8 +28,10 @@ static std::string oneLine(StringRef text, StringRef tool) {
   for (StringRef line : lines) {
     line = line.trim();
     line.consume_front(tool);
-    line.consume_front(":");
-    line = line.trim();
+    // Pass options report through a parser without a program name, so the
+    // tool's prefix may be followed by an empty one (": : for the ...").
+    while (line.consume_front(":"))
+      line = line.ltrim();
     // Pointers to --help: the message already says what is wrong.
     line = line.split(".  Try:").first.split(": See:").first;
     line = line.split(" See:").first.trim();

@@ -47,20 +47,6 @@ struct ConvertTfmToMeshPass
           << int64_t(ktreeK);
       return signalPassFailure();
     }
-    std::optional<mesh::GemmAlgorithm> gemmAlgorithm =
-        mesh::symbolizeGemmAlgorithm(gemm);
-    if (!gemmAlgorithm) {
-      module.emitError("convert-tfm-to-mesh: unknown gemm algorithm '")
-          << gemm << "' (known: meshgemm, cannon, summa, allgather)";
-      return signalPassFailure();
-    }
-    std::optional<mesh::AllreduceAlgorithm> allreduceAlgorithm =
-        mesh::symbolizeAllreduceAlgorithm(allreduce);
-    if (!allreduceAlgorithm) {
-      module.emitError("convert-tfm-to-mesh: unknown allreduce algorithm '")
-          << allreduce << "' (known: ktree, pipeline, ring)";
-      return signalPassFailure();
-    }
     auto gridAttr = mesh::GridAttr::getChecked(
         [&] { return module.emitError("convert-tfm-to-mesh: "); }, context,
         gridSize->first, gridSize->second);
@@ -82,25 +68,15 @@ struct ConvertTfmToMeshPass
       module.emitError("convert-tfm-to-mesh: the module has no @main");
       return signalPassFailure();
     }
-    if (dtype != "f32" && dtype != "f16") {
-      module.emitError("convert-tfm-to-mesh: unknown dtype '")
-          << dtype << "' (known: f32, f16)";
-      return signalPassFailure();
-    }
-    std::optional<mesh::KvPolicy> kvPolicy = mesh::symbolizeKvPolicy(kv);
-    if (!kvPolicy) {
-      module.emitError("convert-tfm-to-mesh: unknown kv cache policy '")
-          << kv << "' (known: shift, concat)";
-      return signalPassFailure();
-    }
     if (kvCapacity < 0) {
       module.emitError("convert-tfm-to-mesh: kv-capacity must be at least 0, "
                        "got ")
           << int64_t(kvCapacity);
       return signalPassFailure();
     }
-    Type elementType = dtype == "f16" ? Type(Float16Type::get(context))
-                                      : Type(Float32Type::get(context));
+    Type elementType = dtype == GridDType::f16
+                           ? Type(Float16Type::get(context))
+                           : Type(Float32Type::get(context));
     // The grid's tiles and rings need at least one element per dimension.
     WalkResult empty = main.walk([&](Operation *op) {
       SmallVector<Type> types(op->getOperandTypes());
@@ -117,8 +93,8 @@ struct ConvertTfmToMeshPass
     });
     if (empty.wasInterrupted())
       return signalPassFailure();
-    if (failed(Planner(main, gridAttr, *gemmAlgorithm, *allreduceAlgorithm,
-                       ktreeK, elementType, *loaded, kvCapacity, *kvPolicy)
+    if (failed(Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType,
+                       *loaded, kvCapacity, kv)
                    .run()))
       return signalPassFailure();
   }

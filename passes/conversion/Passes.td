@@ -44,22 +44,27 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "Core grid as HxW (rows x columns)">,
     Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
            "Target preset (wse2, wse3) or target JSON file">,
-    Option<"gemm", "gemm", "std::string", /*default=*/"\"meshgemm\"",
-           "GEMM algorithm: meshgemm, cannon, summa or allgather">,
-    Option<"allreduce", "allreduce", "std::string", /*default=*/"\"ktree\"",
-           "GEMV allreduce: ktree, pipeline or ring">,
+    Option<"gemm", "gemm", "::wafer::mesh::GemmAlgorithm",
+           /*default=*/"::wafer::mesh::GemmAlgorithm::meshgemm",
+           "GEMM algorithm", "::wafer::gemmAlgorithmValues()">,
+    Option<"allreduce", "allreduce", "::wafer::mesh::AllreduceAlgorithm",
+           /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
+           "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
            "K of the K-tree allreduce in GEMV; 0: chosen per GEMV by a cost "
            "model">,
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
-           "Element type on the grid: f32 or f16 (host I/O stays f32)">,
+    Option<"dtype", "dtype", "::wafer::GridDType",
+           /*default=*/"::wafer::GridDType::f32",
+           "Element type on the grid (host I/O stays f32)",
+           "::wafer::gridDTypeValues()">,
     Option<"kvCapacity", "kv-capacity", "int64_t", /*default=*/"0",
            "Tokens (past and new) a decode step's KV caches have room for, "
            "so that one program runs every step of a generation; 0: the "
            "step's own">,
-    Option<"kv", "kv", "std::string", /*default=*/"\"shift\"",
-           "The KV policy the caches are sized for with kv-capacity (shift "
-           "or concat; mesh-shift-kv-cache applies shift)">,
+    Option<"kv", "kv", "::wafer::mesh::KvPolicy",
+           /*default=*/"::wafer::mesh::KvPolicy::shift",
+           "The KV policy the caches are sized for with kv-capacity "
+           "(mesh-shift-kv-cache applies shift)", "::wafer::kvPolicyValues()">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

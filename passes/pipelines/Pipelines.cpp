@@ -7,6 +7,9 @@
 #include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
+using namespace wafer;
+using llvm::Error;
+using llvm::StringRef;
 
 void wafer::buildCompilePipeline(OpPassManager &pm,
                                  const CompileOptions &options) {
@@ -26,7 +29,7 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.kvCapacity = options.kvCapacity;
   convert.kv = options.kv;
   pm.addPass(createConvertTfmToMesh(convert));
-  if (options.kv == "shift")
+  if (options.kv == mesh::KvPolicy::shift)
     pm.addNestedPass<func::FuncOp>(createMeshShiftKvCache());
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshAllocateRoutes());
@@ -43,28 +46,22 @@ struct CompilePipelineOptions
   Option<std::string> target{
       *this, "target", llvm::cl::desc("Target preset or target JSON file"),
       llvm::cl::init("wse2")};
-  Option<std::string> gemm{
-      *this, "gemm",
-      llvm::cl::desc("GEMM algorithm: meshgemm, cannon, summa or allgather"),
-      llvm::cl::init("meshgemm")};
-  Option<std::string> allreduce{
-      *this, "allreduce",
-      llvm::cl::desc("GEMV allreduce: ktree, pipeline or ring"),
-      llvm::cl::init("ktree")};
+  Option<mesh::GemmAlgorithm> gemm{
+      *this, "gemm", llvm::cl::desc("GEMM algorithm"),
+      llvm::cl::init(mesh::GemmAlgorithm::meshgemm), gemmAlgorithmValues()};
+  Option<mesh::AllreduceAlgorithm> allreduce{
+      *this, "allreduce", llvm::cl::desc("GEMV allreduce"),
+      llvm::cl::init(mesh::AllreduceAlgorithm::ktree),
+      allreduceAlgorithmValues()};
   Option<int64_t> ktreeK{*this, "ktree-k",
                          llvm::cl::desc("K of the K-tree allreduce"),
                          llvm::cl::init(2)};
-  Option<std::string> dtype{
-      *this, "dtype", llvm::cl::desc("Element type on the grid: f32 or f16"),
-      llvm::cl::init("f32")};
-  Option<wafer::mesh::KvPolicy> kv{
-      *this, "kv", llvm::cl::desc("KV cache policy"),
-      llvm::cl::init(wafer::mesh::KvPolicy::shift),
-      llvm::cl::values(
-          clEnumValN(wafer::mesh::KvPolicy::shift, "shift",
-                     "balanced upward shift (mesh-shift-kv-cache)"),
-          clEnumValN(wafer::mesh::KvPolicy::concat, "concat",
-                     "append to the bottom row (baseline)"))};
+  Option<GridDType> dtype{*this, "dtype",
+                          llvm::cl::desc("Element type on the grid"),
+                          llvm::cl::init(GridDType::f32), gridDTypeValues()};
+  Option<mesh::KvPolicy> kv{*this, "kv", llvm::cl::desc("KV cache policy"),
+                            llvm::cl::init(mesh::KvPolicy::shift),
+                            kvPolicyValues()};
   Option<int64_t> layers{
       *this, "layers",
       llvm::cl::desc("Decoder layers to keep (0: all; tfm-keep-layers)"),
@@ -82,10 +79,62 @@ void wafer::registerPipelines() {
       "wafer-compile",
       "tfm to core: fold shapes, raise, plan onto the grid, interleave, allocate routes, check memory, lower",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
-        buildCompilePipeline(pm, {options.grid, options.target, options.gemm,
-                                  options.allreduce, options.ktreeK,
-                                  options.dtype,
-                                  mesh::stringifyKvPolicy(options.kv).str(),
-                                  options.layers, options.kvCapacity});
+        CompileOptions compile;
+        compile.grid = options.grid;
+        compile.target = options.target;
+        compile.gemm = options.gemm;
+        compile.allreduce = options.allreduce;
+        compile.ktreeK = options.ktreeK;
+        compile.dtype = options.dtype;
+        compile.kv = options.kv;
+        compile.layers = options.layers;
+        compile.kvCapacity = options.kvCapacity;
+        buildCompilePipeline(pm, compile);
       });
+}
+
+Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
+                                StringRef value) {
+  auto unknown = [&](StringRef what, StringRef known) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown " + what + " '" + value + "' (known: " +
+                                       known + ")");
+  };
+  if (option == "gemm") {
+    std::optional<mesh::GemmAlgorithm> v = mesh::symbolizeGemmAlgorithm(value);
+    if (!v)
+      return unknown("gemm algorithm", "meshgemm, cannon, summa, allgather");
+    options.gemm = *v;
+  } else if (option == "allreduce") {
+    std::optional<mesh::AllreduceAlgorithm> v =
+        mesh::symbolizeAllreduceAlgorithm(value);
+    if (!v)
+      return unknown("allreduce algorithm", "ktree, pipeline, ring");
+    options.allreduce = *v;
+  } else if (option == "dtype") {
+    if (value != "f32" && value != "f16")
+      return unknown("dtype", "f32, f16");
+    options.dtype = value == "f16" ? GridDType::f16 : GridDType::f32;
+  } else if (option == "kv") {
+    std::optional<mesh::KvPolicy> v = mesh::symbolizeKvPolicy(value);
+    if (!v)
+      return unknown("kv cache policy", "shift, concat");
+    options.kv = *v;
+  } else {
+    llvm_unreachable("not a compile option with named values");
+  }
+  return Error::success();
+}
+
+std::string wafer::compileOptionText(const CompileOptions &options,
+                                     StringRef option) {
+  if (option == "gemm")
+    return mesh::stringifyGemmAlgorithm(options.gemm).str();
+  if (option == "allreduce")
+    return mesh::stringifyAllreduceAlgorithm(options.allreduce).str();
+  if (option == "dtype")
+    return stringifyGridDType(options.dtype).str();
+  if (option == "kv")
+    return mesh::stringifyKvPolicy(options.kv).str();
+  llvm_unreachable("not a compile option with named values");
 }

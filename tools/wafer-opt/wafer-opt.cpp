@@ -63,8 +63,9 @@ static mlir::LogicalResult setupPipeline(const mlir::MlirOptMainConfig &config,
     detail = detail.substr(detail.find(": ") == llvm::StringRef::npos
                                ? 0
                                : detail.find(": ") + 2);
+    detail = detail.rtrim(".!");
     if (!detail.empty())
-      text += ": " + detail.str();
+      text += (text.empty() ? "" : ": ") + detail.str();
   }
   llvm::errs() << "error: " << text << "\n";
   return mlir::failure();

@@ -74,9 +74,12 @@ Row measure(mlir::ModuleOp imported, const CompileOptions &compile,
 
 json::Value rowJSON(const Row &row) {
   const CompileOptions &c = row.compile;
-  json::Object o{{"grid", c.grid},       {"gemm", c.gemm},
-                 {"allreduce", c.allreduce}, {"ktree_k", c.ktreeK},
-                 {"dtype", c.dtype},     {"kv", c.kv}};
+  json::Object o{{"grid", c.grid},
+                 {"gemm", compileOptionText(c, "gemm")},
+                 {"allreduce", compileOptionText(c, "allreduce")},
+                 {"ktree_k", c.ktreeK},
+                 {"dtype", compileOptionText(c, "dtype")},
+                 {"kv", compileOptionText(c, "kv")}};
   if (!row.stats) {
     o["error"] = row.error;
     return o;
@@ -98,7 +101,10 @@ void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
   for (const Row &row : rows) {
     const CompileOptions &c = row.compile;
     outs() << formatv("| {0} | {1} | {2} | {3} | {4} | {5} | ", c.grid,
-                      c.gemm, c.allreduce, c.ktreeK, c.dtype, c.kv);
+                      compileOptionText(c, "gemm"),
+                      compileOptionText(c, "allreduce"), c.ktreeK,
+                      compileOptionText(c, "dtype"),
+                      compileOptionText(c, "kv"));
     if (!row.stats) {
       outs() << "error: " << row.error << " | | | | | |\n";
       continue;
@@ -131,25 +137,18 @@ Error wafer::validateBenchOptions(const BenchOptions &options) {
         height < 1 || width < 1)
       return benchError("grid '" + grid + "' is not of the form HxW (at least 1x1)");
   }
-  for (const std::string &gemm : options.gemms)
-    if (!mesh::symbolizeGemmAlgorithm(gemm))
-      return benchError("unknown gemm algorithm '" + gemm +
-                  "' (known: meshgemm, cannon, summa, allgather)");
-  for (const std::string &allreduce : options.allreduces)
-    if (!mesh::symbolizeAllreduceAlgorithm(allreduce))
-      return benchError("unknown allreduce algorithm '" + allreduce +
-                  "' (known: ktree, pipeline, ring)");
+  CompileOptions scratch;
+  for (auto [name, values] :
+       {std::pair{"gemm", &options.gemms},
+        std::pair{"allreduce", &options.allreduces},
+        std::pair{"dtype", &options.dtypes}, std::pair{"kv", &options.kvs}})
+    for (const std::string &value : *values)
+      if (Error e = parseCompileOption(scratch, name, value))
+        return e;
   for (int64_t k : options.ktreeKs)
     if (k < 0 || k > 64)
       return benchError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
                   "got " + Twine(k));
-  for (const std::string &dtype : options.dtypes)
-    if (dtype != "f32" && dtype != "f16")
-      return benchError("unknown dtype '" + dtype + "' (known: f32, f16)");
-  for (const std::string &kv : options.kvs)
-    if (!mesh::symbolizeKvPolicy(kv))
-      return benchError("unknown kv cache policy '" + kv +
-                  "' (known: shift, concat)");
   return Error::success();
 }
 
@@ -170,8 +169,15 @@ int wafer::runBenchCommand(const BenchOptions &options) {
         for (int64_t k : options.ktreeKs)
           for (const std::string &dtype : options.dtypes)
             for (const std::string &kv : options.kvs) {
-              CompileOptions compile{grid, options.target, gemm, allreduce,
-                                     k,    dtype,          kv,   0};
+              CompileOptions compile;
+              compile.grid = grid;
+              compile.target = options.target;
+              compile.ktreeK = k;
+              // validateBenchOptions accepted every value.
+              cantFail(parseCompileOption(compile, "gemm", gemm));
+              cantFail(parseCompileOption(compile, "allreduce", allreduce));
+              cantFail(parseCompileOption(compile, "dtype", dtype));
+              cantFail(parseCompileOption(compile, "kv", kv));
               rows.push_back(measure(**imported, compile, options.emulator));
               failed |= !rows.back().stats;
               if (options.json)

@@ -174,7 +174,7 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
   KvCacheLayout layout;
   layout.rows = gridOf(compile).height;
   layout.past = pastLen;
-  layout.policy = *mesh::symbolizeKvPolicy(compile.kv);
+  layout.policy = compile.kv;
   layout.slotsPerRow = kvSlotsPerRow(layout.rows, layout.past,
                                      compile.kvCapacity, layout.policy);
   tokenLimit = layout.tokenLimit();

@@ -267,6 +267,27 @@ struct HostModel {
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
+static Error optionError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// The compile options run and generate share, typed once here, at the
+/// command line (the grid and layers are set by each command).
+static Expected<CompileOptions> compileOptionsFromCommandLine() {
+  CompileOptions compile;
+  compile.target = targetOption;
+  compile.ktreeK = ktreeOption;
+  for (auto [name, value] :
+       {std::pair{"gemm", &gemmOption}, std::pair{"allreduce", &allreduceOption},
+        std::pair{"dtype", &dtypeOption}, std::pair{"kv", &kvOption}})
+    if (Error e = parseCompileOption(compile, name, *value))
+      return std::move(e);
+  if (compile.ktreeK < 0 || compile.ktreeK > 64)
+    return optionError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
+                       "got " + Twine(compile.ktreeK));
+  return compile;
+}
+
 static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
                                          HostModel &host) {
   mlir::MLIRContext &context = host.context;
@@ -279,14 +300,16 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
   auto module = importOnnxFile(path, &context, *options);
   if (!module)
     return module.takeError();
-  CompileOptions compile{gridOption,   targetOption, gemmOption,
-                         allreduceOption, ktreeOption, dtypeOption,
-                         kvOption,     layersOption};
+  Expected<CompileOptions> compile = compileOptionsFromCommandLine();
+  if (!compile)
+    return compile.takeError();
+  compile->grid = gridOption;
+  compile->layers = layersOption;
   if (checkOption || !initOption.empty())
     host.module = (*module)->clone();
   // The timing mode reads no weights, unless a bundle is to be kept.
   bool weights = modeOption != "timing" || !saveBundlePath.empty();
-  Expected<rt::Program> program = compileModule(**module, compile, weights);
+  Expected<rt::Program> program = compileModule(**module, *compile, weights);
   if (!program)
     return program.takeError();
   if (auto layers = (*module)->getOperation()->getAttrOfType<mlir::IntegerAttr>("tfm.layers")) {
@@ -299,10 +322,6 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
       subset.nonLayerOps.insert(name);
   }
   return program;
-}
-
-static Error optionError(const Twine &message) {
-  return createStringError(inconvertibleErrorCode(), message);
 }
 
 /// Checks every option of `run` before any work: values in range, and for a
@@ -327,20 +346,9 @@ static Error validateRunOptions(StringRef path, bool isBundle) {
       return optionError("grid " + gridOption +
                          " must have at least one core per axis");
   }
-  if (!mesh::symbolizeGemmAlgorithm(gemmOption))
-    return optionError("unknown gemm algorithm '" + gemmOption +
-                       "' (known: meshgemm, cannon, summa, allgather)");
-  if (!mesh::symbolizeAllreduceAlgorithm(allreduceOption))
-    return optionError("unknown allreduce algorithm '" + allreduceOption +
-                       "' (known: ktree, pipeline, ring)");
-  if (ktreeOption < 0 || ktreeOption > 64)
-    return optionError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
-                       "got " + Twine(int64_t(ktreeOption)));
-  if (dtypeOption != "f32" && dtypeOption != "f16")
-    return optionError("unknown dtype '" + dtypeOption + "' (known: f32, f16)");
-  if (!mesh::symbolizeKvPolicy(kvOption))
-    return optionError("unknown kv cache policy '" + kvOption +
-                       "' (known: shift, concat)");
+  if (Expected<CompileOptions> compile = compileOptionsFromCommandLine();
+      !compile)
+    return compile.takeError();
   if (!phaseOption.empty() && phaseOption != "prefill" &&
       phaseOption != "decode")
     return optionError("unknown phase '" + phaseOption +
@@ -607,10 +615,10 @@ static int generate() {
   else
     options.tokens = tokensOption;
   options.maxNewTokens = maxNewTokensOption;
-  CompileOptions compile{"",           targetOption, gemmOption,
-                         allreduceOption, ktreeOption, dtypeOption,
-                         kvOption,     0};
-  options.prefill = options.decode = compile;
+  Expected<CompileOptions> compile = compileOptionsFromCommandLine();
+  if (!compile)
+    return fail(toString(compile.takeError()));
+  options.prefill = options.decode = *compile;
   options.prefill.grid =
       prefillGridOption.empty() ? generateGridOption : prefillGridOption;
   options.decode.grid =

@@ -5,6 +5,7 @@
 #include "wafer/Dialect/Core/CoreOps.h"
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Passes/CompileOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -26,24 +27,6 @@ namespace wafer {
 #include "conversion/Passes.h.inc"
 #define GEN_PASS_REGISTRATION
 #include "mesh/Passes.h.inc"
-
-/// Options of the whole compile flow, from tfm to core.
-struct CompileOptions {
-  std::string grid;
-  std::string target = "wse2";
-  std::string gemm = "meshgemm";
-  std::string allreduce = "ktree";
-  int64_t ktreeK = 2;
-  std::string dtype = "f32";
-  /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
-  std::string kv = "shift";
-  /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
-  int64_t layers = 0;
-  /// Tokens a decode program's KV caches have room for (0: its own step's).
-  int64_t kvCapacity = 0;
-  /// False stops after mesh-check-memory (to ask whether a plan fits).
-  bool lower = true;
-};
 
 /// Adds tfm-fold-shapes, tfm-raise-transformer, tfm-keep-layers (when
 /// options.layers > 0), convert-tfm-to-mesh,

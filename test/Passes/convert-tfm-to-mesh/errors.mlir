@@ -11,9 +11,11 @@
 // FIT: error: {{.*}}convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
 // TARGET: error: {{.*}}convert-tfm-to-mesh: {{.*}}wse9
 // KTREE: error: {{.*}}convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: chosen per GEMV) and at most 64, got -1
-// GEMM: error: {{.*}}convert-tfm-to-mesh: unknown gemm algorithm 'strassen' (known: meshgemm, cannon, summa, allgather)
-// ALLREDUCE: error: {{.*}}convert-tfm-to-mesh: unknown allreduce algorithm 'tree' (known: ktree, pipeline, ring)
-// DTYPE: error: {{.*}}convert-tfm-to-mesh: unknown dtype 'bf16' (known: f32, f16)
+// The typed options' values are checked by the option parser (values in
+// `wafer-opt --help`).
+// GEMM: error: for the --gemm option: Cannot find option named 'strassen'{{$}}
+// ALLREDUCE: error: for the --allreduce option: Cannot find option named 'tree'{{$}}
+// DTYPE: error: for the --dtype option: Cannot find option named 'bf16'{{$}}
 // RELAYOUT: error: {{.*}}convert-tfm-to-mesh: tfm.transpose of a computed tensor is not supported by the plan (only attention heads and unit dimensions)
 
 func.func @main(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {

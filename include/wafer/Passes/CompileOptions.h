@@ -1,0 +1,97 @@
+//===- CompileOptions.h - The typed options of the compile flow -*- C++ -*-===//
+//
+// One struct of typed options (enums, not strings) for the whole flow from
+// tfm to core: wafer-run fills it from its command line, wafer-opt's
+// `wafer-compile` pipeline from its options, and buildCompilePipeline hands
+// its fields to the passes, whose options have the same types. The value
+// lists below are the one place each spelling is written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_PASSES_COMPILEOPTIONS_H
+#define WAFER_PASSES_COMPILEOPTIONS_H
+
+#include "wafer/Dialect/Mesh/MeshOps.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace wafer {
+
+/// The element type of the values on the grid (host I/O stays f32).
+enum class GridDType { f32, f16 };
+
+inline llvm::StringRef stringifyGridDType(GridDType dtype) {
+  return dtype == GridDType::f16 ? "f16" : "f32";
+}
+
+/// The spellings of each option's values, for llvm::cl options and pass
+/// options (`--gemm cannon`, `gemm=cannon`).
+inline llvm::cl::ValuesClass gemmAlgorithmValues() {
+  return llvm::cl::values(
+      clEnumValN(mesh::GemmAlgorithm::meshgemm, "meshgemm",
+                 "MeshGEMM: interleaved cyclic shifts (the paper's)"),
+      clEnumValN(mesh::GemmAlgorithm::cannon, "cannon",
+                 "Cannon: the shifts on the identity placement"),
+      clEnumValN(mesh::GemmAlgorithm::summa, "summa",
+                 "SUMMA: row and column broadcasts"),
+      clEnumValN(mesh::GemmAlgorithm::allgather, "allgather",
+                 "ring allgather of the operands, then local products"));
+}
+inline llvm::cl::ValuesClass allreduceAlgorithmValues() {
+  return llvm::cl::values(
+      clEnumValN(mesh::AllreduceAlgorithm::ktree, "ktree",
+                 "K-tree allreduce (the paper's MeshGEMV)"),
+      clEnumValN(mesh::AllreduceAlgorithm::pipeline, "pipeline",
+                 "one chain (the K-tree with K = 1)"),
+      clEnumValN(mesh::AllreduceAlgorithm::ring, "ring",
+                 "ring allreduce"));
+}
+inline llvm::cl::ValuesClass gridDTypeValues() {
+  return llvm::cl::values(clEnumValN(GridDType::f32, "f32", "32-bit floats"),
+                          clEnumValN(GridDType::f16, "f16", "half precision"));
+}
+inline llvm::cl::ValuesClass kvPolicyValues() {
+  return llvm::cl::values(
+      clEnumValN(mesh::KvPolicy::shift, "shift",
+                 "balanced upward shift (mesh-shift-kv-cache)"),
+      clEnumValN(mesh::KvPolicy::concat, "concat",
+                 "append to the bottom row (baseline)"));
+}
+
+/// Options of the whole compile flow, from tfm to core.
+struct CompileOptions {
+  /// The core grid, "HxW" (rows x columns).
+  std::string grid;
+  /// A target preset or a target JSON file.
+  std::string target = "wse2";
+  mesh::GemmAlgorithm gemm = mesh::GemmAlgorithm::meshgemm;
+  mesh::AllreduceAlgorithm allreduce = mesh::AllreduceAlgorithm::ktree;
+  /// K of the K-tree allreduce; 0: chosen per GEMV by the cost model.
+  int64_t ktreeK = 2;
+  GridDType dtype = GridDType::f32;
+  /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
+  mesh::KvPolicy kv = mesh::KvPolicy::shift;
+  /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
+  int64_t layers = 0;
+  /// Tokens a decode program's KV caches have room for (0: its own step's).
+  int64_t kvCapacity = 0;
+  /// False stops after mesh-check-memory (to ask whether a plan fits).
+  bool lower = true;
+};
+
+/// Sets the field a command-line option names ("gemm", "allreduce",
+/// "dtype" or "kv") from its text; the error names the value and those
+/// known, as "unknown gemm algorithm 'foo' (known: meshgemm, ...)".
+llvm::Error parseCompileOption(CompileOptions &options, llvm::StringRef option,
+                               llvm::StringRef value);
+
+/// The text of such a field, as parseCompileOption reads it.
+std::string compileOptionText(const CompileOptions &options,
+                              llvm::StringRef option);
+
+} // namespace wafer
+
+#endif // WAFER_PASSES_COMPILEOPTIONS_H
