@@ -85,6 +85,10 @@ public:
         tensor.indexMap.assign(input.getIndexMap()->begin(),
                                input.getIndexMap()->end());
       }
+      // The embedding table stays on the host (it places the rows the ids
+      // select), so it is no weight of the cores.
+      tensor.weight = (input.getWeightFile() || input.getValue()) &&
+                      !input.getGatherIds();
       if (auto file = input.getWeightFile(); file && !loadWeights) {
         if (auto ids = input.getGatherIds())
           tensor.gatherIds = ids->str();

@@ -184,7 +184,7 @@ private:
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
           b.CreateVector(t.data), b.CreateString(t.gatherIds),
-          int32_t(t.indexDim), b.CreateVector(t.indexMap)));
+          int32_t(t.indexDim), b.CreateVector(t.indexMap), t.weight));
     }
     return b.CreateVector(out);
   }
@@ -378,6 +378,7 @@ private:
       t.gatherIds = str(in->gather_ids());
       t.indexDim = in->index_dim();
       t.indexMap = vec(in->index_map());
+      t.weight = in->weight();
       out.push_back(std::move(t));
     }
     return Error::success();

@@ -446,6 +446,9 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                     "core {2} (of {3})\n",
                     stats.maxSramBytesPerCore, program.target.sramBytes,
                     stats.maxRoutesPerCore, program.target.routesPerCore);
+  outs() << formatv("weights per core: {0} bytes allocated (tiles padded to "
+                    "whole blocks), {1:f0} bytes of values on average\n",
+                    stats.weightBytesPerCoreMax, stats.weightBytesPerCoreMean);
   if (stats.fabricRowsSpanned)
     outs() << formatv("placed around {0} dead core(s) and {1} dead link(s): "
                       "the grid spans {2}x{3} fabric cores\n",

@@ -566,6 +566,25 @@ RunStats Scheduler::stats() const {
   s.seconds = double(s.cycles) / p.target.clockHz;
   s.maxSramBytesPerCore = sramBytes;
   s.maxRoutesPerCore = network.maxRoutesPerCore();
+  double weightBytes = 0;
+  for (const HostTensor &in : p.inputs) {
+    if (!in.weight)
+      continue;
+    const Buffer &buffer = p.buffers[in.buffer];
+    int64_t bytes = bytesOf(buffer.dtype);
+    s.weightBytesPerCoreMax += buffer.elements * bytes;
+    // A grid axis no dimension is split along holds replicas.
+    bool alongX = false, alongY = false;
+    for (const LayoutDim &d : in.layout) {
+      alongX |= d.axis == Axis::X;
+      alongY |= d.axis == Axis::Y;
+    }
+    double values = double(bytes) * (alongX ? 1 : W) * (alongY ? 1 : H);
+    for (int64_t extent : in.shape)
+      values *= double(extent);
+    weightBytes += values;
+  }
+  s.weightBytesPerCoreMean = weightBytes / double(W * H);
   s.kvCapacityTokens = p.kvCapacityTokens;
   s.messages = network.messages();
   s.linkWords = network.linkWords();

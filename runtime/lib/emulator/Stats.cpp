@@ -31,6 +31,9 @@ json::Value statsToJSON(const RunStats &stats) {
                       {"seconds", stats.seconds},
                       {"max_sram_bytes_per_core", stats.maxSramBytesPerCore},
                       {"max_routes_per_core", stats.maxRoutesPerCore},
+                      {"weight_bytes_per_core",
+                       json::Object{{"max", stats.weightBytesPerCoreMax},
+                                    {"mean", stats.weightBytesPerCoreMean}}},
                       {"kv_capacity_tokens",
                        stats.kvCapacityTokens < 0
                            ? json::Value(nullptr)

@@ -92,6 +92,11 @@ struct RunStats {
   double seconds = 0;
   int64_t maxSramBytesPerCore = 0;
   int64_t maxRoutesPerCore = 0;
+  /// The SRAM a core gives the model's weights and constants: the buffers
+  /// every core allocates (tiles padded to whole blocks), and the mean of
+  /// the values the cores actually hold (replicas counted, padding not).
+  int64_t weightBytesPerCoreMax = 0;
+  double weightBytesPerCoreMean = 0;
   /// From the program (-1: no KV cache).
   int64_t kvCapacityTokens = -1;
   /// Messages injected into the fabric.

@@ -258,6 +258,9 @@ struct HostTensor {
   /// before `permutation` and the reshape to `sourceShape`.
   int64_t indexDim = -1;
   std::vector<int64_t> indexMap;
+  /// Inputs only: a weight or constant the program brings (from the
+  /// model, not the user), also when its data was omitted (timing mode).
+  bool weight = false;
 };
 
 /// One mesh op, for the per-op statistics.
