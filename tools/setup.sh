@@ -3,7 +3,7 @@
 # configures and builds wafer into build/.
 wafer_packages=(cmake ninja-build g++ libmlir-19-dev mlir-19-tools llvm-19-dev
   llvm-19-tools libprotobuf-dev protobuf-compiler libonnx-dev
-  libflatbuffers-dev flatbuffers-compiler libgtest-dev zlib1g-dev
+  libflatbuffers-dev flatbuffers-compiler libgtest-dev libzip-dev
   python3-numpy python3-onnx python3-torch libicu-dev libsentencepiece-dev
   sentencepiece python3-sentencepiece python3-regex python3-matplotlib)
 wafer_missing=()

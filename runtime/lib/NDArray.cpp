@@ -1,10 +1,11 @@
 //===- NDArray.cpp - Host tensors and .npz files --------------------------===//
 //
-// An .npz is a zip archive of .npy members. The reader walks the central
-// directory (numpy's writer forces zip64 *local* headers, whose size fields
-// are placeholders, so sizes are taken from the central directory) and
-// inflates deflated members with zlib. The writer stores members
-// uncompressed, which numpy reads with np.load.
+// An .npz is a zip archive of .npy members, read and written with libzip
+// (zip64 included, so multi-gigabyte caches load; numpy's writer forces
+// zip64 local headers). The reader bounds what a member may claim before
+// anything is allocated and lets libzip check every CRC; the writer stores
+// members uncompressed with a fixed timestamp, so equal arrays give equal
+// files.
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/NDArray.h"
@@ -18,9 +19,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <zlib.h>
+#include <zip.h>
 
 #include <cstring>
+#include <memory>
 
 using namespace llvm;
 
@@ -35,12 +37,6 @@ int64_t NDArray::elements() const {
 
 namespace {
 
-constexpr uint32_t kLocalHeaderSig = 0x04034b50;
-constexpr uint32_t kCentralHeaderSig = 0x02014b50;
-constexpr uint32_t kEndOfCentralDirSig = 0x06054b50;
-constexpr size_t kLocalHeaderSize = 30;
-constexpr size_t kCentralHeaderSize = 46;
-constexpr size_t kEndOfCentralDirSize = 22;
 constexpr char kNpyMagic[] = "\x93NUMPY";
 
 uint16_t read16(const char *p) { return support::endian::read16le(p); }
@@ -190,22 +186,48 @@ Expected<NDArray> parseNpy(StringRef bytes, StringRef path, StringRef member) {
   return array;
 }
 
-Expected<std::string> inflateMember(StringRef compressed, uint64_t size,
-                                    StringRef path, StringRef member) {
+/// What libzip says went wrong, for messages.
+std::string zipMessage(zip_error_t *error) {
+  return zip_error_strerror(error);
+}
+
+/// Owns an archive libzip opened (discarding it: nothing is written).
+struct ArchiveCloser {
+  void operator()(zip_t *archive) const { zip_discard(archive); }
+};
+using Archive = std::unique_ptr<zip_t, ArchiveCloser>;
+
+/// Reads a member whole; libzip checks its CRC when the end is reached.
+Expected<std::string> readMember(zip_t *archive, zip_uint64_t index,
+                                 uint64_t size, StringRef path,
+                                 StringRef member) {
+  zip_file_t *file = zip_fopen_index(archive, index, 0);
+  if (!file)
+    return failMember(path, member,
+                      "cannot read: " + zipMessage(zip_get_error(archive)));
   std::string out(size, '\0');
-  z_stream zs{};
-  // A negative window size selects a raw deflate stream, as zip stores it.
-  if (inflateInit2(&zs, -15) != Z_OK)
-    return failMember(path, member, "cannot initialize zlib");
-  zs.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(compressed.data()));
-  zs.avail_in = uInt(compressed.size());
-  zs.next_out = reinterpret_cast<Bytef *>(out.data());
-  zs.avail_out = uInt(out.size());
-  int rc = inflate(&zs, Z_FINISH);
-  uint64_t produced = zs.total_out;
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END || produced != size)
-    return failMember(path, member, "corrupt deflate data");
+  uint64_t done = 0;
+  zip_int64_t got = 0;
+  char probe;
+  // One read past the claimed size reaches the end, where the CRC is
+  // checked, and catches a member longer than its claim.
+  while (done < size &&
+         (got = zip_fread(file, out.data() + done, size - done)) > 0)
+    done += uint64_t(got);
+  if (got >= 0)
+    got = zip_fread(file, &probe, 1);
+  std::string problem;
+  if (got < 0) {
+    zip_error_t *error = zip_file_get_error(file);
+    problem = zip_error_code_zip(error) == ZIP_ER_CRC
+                  ? "CRC mismatch (corrupt data)"
+                  : "corrupt member data (" + zipMessage(error) + ")";
+  } else if (done != size || got != 0) {
+    problem = "corrupt member data (its size differs from the directory's)";
+  }
+  zip_fclose(file);
+  if (!problem.empty())
+    return failMember(path, member, problem);
   return out;
 }
 
@@ -217,97 +239,69 @@ Expected<NDArrayMap> readNpz(StringRef path) {
   if (!file)
     return fail(path, "cannot open: " + file.getError().message());
   StringRef bytes = (*file)->getBuffer();
-
-  // The end-of-central-directory record sits in the last 22 + 65535 bytes
-  // (a trailing archive comment may follow it).
-  if (bytes.size() < kEndOfCentralDirSize)
+  // libzip opens an empty file as an empty archive; ours must hold arrays
+  // (the smallest archive is its 22-byte end record).
+  if (bytes.size() < 22)
     return fail(path, "not a zip archive (too short)");
-  size_t eocd = StringRef::npos;
-  size_t lowest = bytes.size() > kEndOfCentralDirSize + 0xffff
-                      ? bytes.size() - kEndOfCentralDirSize - 0xffff
-                      : 0;
-  for (size_t at = bytes.size() - kEndOfCentralDirSize + 1; at-- > lowest;)
-    if (read32(bytes.data() + at) == kEndOfCentralDirSig) {
-      eocd = at;
-      break;
-    }
-  if (eocd == StringRef::npos)
-    return fail(path, bytes.starts_with("PK")
-                          ? "truncated or corrupt zip archive (no end of "
-                            "central directory)"
-                          : "not a zip archive");
-  const char *e = bytes.data() + eocd;
-  uint16_t entries = read16(e + 10);
-  uint32_t dirSize = read32(e + 12), dirOffset = read32(e + 16);
-  if (entries == 0xffff || dirSize == 0xffffffff || dirOffset == 0xffffffff)
-    return fail(path, "zip64 archives are not supported");
-  if (uint64_t(dirOffset) + dirSize > eocd)
-    return fail(path, "truncated or corrupt zip archive (central directory "
-                      "out of bounds)");
+
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t *source =
+      zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  if (!source) {
+    std::string message = zipMessage(&error);
+    zip_error_fini(&error);
+    return fail(path, "cannot read: " + message);
+  }
+  Archive archive(zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS,
+                                       &error));
+  if (!archive) {
+    int code = zip_error_code_zip(&error);
+    std::string message = zipMessage(&error);
+    zip_error_fini(&error);
+    zip_source_free(source);
+    if (code == ZIP_ER_NOZIP && !bytes.starts_with("PK"))
+      return fail(path, "not a zip archive");
+    return fail(path, "truncated or corrupt zip archive (" + message + ")");
+  }
+  zip_error_fini(&error);
 
   NDArrayMap arrays;
-  size_t at = dirOffset;
-  for (unsigned i = 0; i < entries; ++i) {
-    if (at + kCentralHeaderSize > eocd ||
-        read32(bytes.data() + at) != kCentralHeaderSig)
+  zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(archive.get(), zip_uint64_t(i), 0, &st) != 0 ||
+        !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
+        !(st.valid & ZIP_STAT_COMP_SIZE) ||
+        !(st.valid & ZIP_STAT_COMP_METHOD))
       return fail(path, "corrupt zip central directory");
-    const char *h = bytes.data() + at;
-    uint16_t method = read16(h + 10);
-    uint32_t crc = read32(h + 16);
-    uint32_t compSize = read32(h + 20), size = read32(h + 24);
-    uint16_t nameLen = read16(h + 28), extraLen = read16(h + 30),
-             commentLen = read16(h + 32);
-    uint32_t localOffset = read32(h + 42);
-    if (at + kCentralHeaderSize + nameLen > eocd)
-      return fail(path, "corrupt zip central directory");
-    StringRef name(h + kCentralHeaderSize, nameLen);
-    at += kCentralHeaderSize + nameLen + extraLen + commentLen;
-    if (compSize == 0xffffffff || size == 0xffffffff ||
-        localOffset == 0xffffffff)
-      return failMember(path, name, "zip64 members are not supported");
+    StringRef name(st.name);
     if (!name.ends_with(".npy"))
       return failMember(path, name, "not a .npy member");
-
-    if (uint64_t(localOffset) + kLocalHeaderSize > bytes.size() ||
-        read32(bytes.data() + localOffset) != kLocalHeaderSig)
-      return failMember(path, name, "corrupt local zip header");
-    const char *l = bytes.data() + localOffset;
-    uint64_t dataStart = uint64_t(localOffset) + kLocalHeaderSize +
-                         read16(l + 26) + read16(l + 28);
-    if (dataStart + compSize > bytes.size())
-      return failMember(path, name, "truncated member data");
-    StringRef stored = bytes.substr(dataStart, compSize);
-
-    std::string inflated;
-    StringRef content;
-    if (method == 0) {
-      if (compSize != size)
+    if (st.comp_method == ZIP_CM_STORE) {
+      if (st.comp_size != st.size)
         return failMember(path, name, "corrupt stored member sizes");
-      content = stored;
-    } else if (method == 8) {
+    } else if (st.comp_method == ZIP_CM_DEFLATE) {
       // Deflate expands at most 1032:1; a larger claim is corrupt (and would
       // allocate the claimed size up front).
-      if (uint64_t(size) > uint64_t(compSize) * 1032 + 1024)
+      if (st.size > st.comp_size * 1032 + 1024)
         return failMember(path, name,
                           formatv("claims {0} bytes from {1} compressed, more "
                                   "than deflate can produce",
-                                  size, compSize));
-      Expected<std::string> out = inflateMember(stored, size, path, name);
-      if (!out)
-        return out.takeError();
-      inflated = std::move(*out);
-      content = inflated;
+                                  st.size, st.comp_size));
     } else {
-      return failMember(
-          path, name,
-          formatv("unsupported zip compression method {0}", method));
+      return failMember(path, name,
+                        formatv("unsupported zip compression method {0}",
+                                st.comp_method));
     }
-    uLong actualCrc = crc32(0, reinterpret_cast<const Bytef *>(content.data()),
-                            uInt(content.size()));
-    if (actualCrc != crc)
-      return failMember(path, name, "CRC mismatch (corrupt data)");
-
-    Expected<NDArray> array = parseNpy(content, path, name);
+    if (st.comp_size > bytes.size())
+      return failMember(path, name, "truncated member data");
+    Expected<std::string> content =
+        readMember(archive.get(), zip_uint64_t(i), st.size, path, name);
+    if (!content)
+      return content.takeError();
+    Expected<NDArray> array = parseNpy(*content, path, name);
     if (!array)
       return array.takeError();
     if (!arrays.emplace(name.drop_back(4).str(), std::move(*array)).second)
@@ -346,96 +340,56 @@ std::string encodeNpy(const NDArray &a) {
   return out;
 }
 
-void put16(raw_ostream &os, uint16_t v) {
-  char b[2];
-  support::endian::write16le(b, v);
-  os.write(b, 2);
-}
-void put32(raw_ostream &os, uint32_t v) {
-  char b[4];
-  support::endian::write32le(b, v);
-  os.write(b, 4);
-}
-
 } // namespace
 
 Error writeNpz(StringRef path, const NDArrayMap &arrays) {
-  struct Member {
-    std::string name;
-    uint32_t crc, size, offset;
-  };
-  if (arrays.size() >= 0xffff)
-    return fail(path, "too many arrays for a zip without zip64");
-  std::vector<Member> members;
-  std::string body;
+  // libzip reads each member's bytes when the archive is closed.
+  std::vector<std::string> members;
   for (const auto &[key, array] : arrays) {
     if (array.elements() != int64_t(array.data.size()))
       return fail(path, formatv("array '{0}' has {1} values for {2} elements",
                                 key, array.data.size(), array.elements()));
-    std::string npy = encodeNpy(array);
-    Member m{key + ".npy", 0, uint32_t(npy.size()), uint32_t(body.size())};
-    if (body.size() + npy.size() > 0xfffffffeu)
-      return fail(path, "too large for a zip without zip64");
-    m.crc = uint32_t(crc32(0, reinterpret_cast<const Bytef *>(npy.data()),
-                           uInt(npy.size())));
-    raw_string_ostream os(body);
-    put32(os, kLocalHeaderSig);
-    put16(os, 20);   // version needed: 2.0
-    put16(os, 0);    // flags
-    put16(os, 0);    // method: stored
-    put16(os, 0);    // time
-    put16(os, 0x21); // date: 1980-01-01
-    put32(os, m.crc);
-    put32(os, m.size);
-    put32(os, m.size);
-    put16(os, uint16_t(m.name.size()));
-    put16(os, 0);
-    os << m.name << npy;
-    members.push_back(std::move(m));
+    members.push_back(encodeNpy(array));
   }
-
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec)
-    return fail(path, "cannot write: " + ec.message());
-  os << body;
-  uint32_t dirOffset = uint32_t(body.size());
-  uint64_t dirSize = 0;
-  for (const Member &m : members) {
-    put32(os, kCentralHeaderSig);
-    put16(os, 20); // made by
-    put16(os, 20); // needed
-    put16(os, 0);
-    put16(os, 0);
-    put16(os, 0);
-    put16(os, 0x21);
-    put32(os, m.crc);
-    put32(os, m.size);
-    put32(os, m.size);
-    put16(os, uint16_t(m.name.size()));
-    put16(os, 0); // extra
-    put16(os, 0); // comment
-    put16(os, 0); // disk
-    put16(os, 0); // internal attributes
-    put32(os, 0); // external attributes
-    put32(os, m.offset);
-    os << m.name;
-    dirSize += kCentralHeaderSize + m.name.size();
+  int code = 0;
+  zip_t *archive = zip_open(path.str().c_str(), ZIP_CREATE | ZIP_TRUNCATE,
+                            &code);
+  auto failWrite = [&](zip_error_t *error) {
+    std::string message = zipMessage(error);
+    if (archive)
+      zip_discard(archive);
+    return fail(path, "cannot write: " + message);
+  };
+  if (!archive) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    Error e = failWrite(&error);
+    zip_error_fini(&error);
+    return e;
   }
-  put32(os, kEndOfCentralDirSig);
-  put16(os, 0);
-  put16(os, 0);
-  put16(os, uint16_t(members.size()));
-  put16(os, uint16_t(members.size()));
-  put32(os, uint32_t(dirSize));
-  put32(os, dirOffset);
-  put16(os, 0);
-  os.close();
-  if (os.has_error()) {
-    std::string msg = os.error().message();
-    os.clear_error();
-    return fail(path, "cannot write: " + msg);
+  size_t i = 0;
+  for (const auto &[key, array] : arrays) {
+    const std::string &npy = members[i++];
+    zip_source_t *source =
+        zip_source_buffer(archive, npy.data(), npy.size(), 0);
+    zip_int64_t index =
+        source ? zip_file_add(archive, (key + ".npy").c_str(), source,
+                              ZIP_FL_ENC_UTF_8)
+               : -1;
+    if (index < 0) {
+      if (source)
+        zip_source_free(source);
+      return failWrite(zip_get_error(archive));
+    }
+    // Stored (np.load reads it either way), dated 1980-01-01 so that the
+    // bytes depend on the arrays alone.
+    if (zip_set_file_compression(archive, zip_uint64_t(index), ZIP_CM_STORE,
+                                 0) != 0 ||
+        zip_file_set_dostime(archive, zip_uint64_t(index), 0, 0x21, 0) != 0)
+      return failWrite(zip_get_error(archive));
   }
+  if (zip_close(archive) != 0)
+    return failWrite(zip_get_error(archive));
   return Error::success();
 }
 

@@ -195,4 +195,25 @@ TEST_F(Npz, RejectsForeignMembersAndFortranOrder) {
             std::string::npos);
 }
 
+TEST_F(Npz, ReadsZip64Archives) {
+  // More members than a zip without zip64 can count (65535): Python writes
+  // the zip64 end records, as it would for a member over 4 GB.
+  std::string script =
+      "import io, sys, zipfile\n"
+      "try:\n  import numpy as np\nexcept ImportError:\n  sys.exit(3)\n"
+      "buf = io.BytesIO()\n"
+      "np.save(buf, np.arange(3, dtype=np.float32))\n"
+      "with zipfile.ZipFile('" +
+      file("many.npz") +
+      "', 'w') as z:\n"
+      "  for i in range(70000):\n"
+      "    z.writestr('a%d.npy' % i, buf.getvalue())\n";
+  if (!python(script))
+    GTEST_SKIP() << "no numpy under /usr/bin/python3";
+  llvm::Expected<NDArrayMap> got = readNpz(file("many.npz"));
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  EXPECT_EQ(got->size(), 70000u);
+  EXPECT_EQ(got->at("a69999").data, (std::vector<float>{0, 1, 2}));
+}
+
 } // namespace
