@@ -255,8 +255,13 @@ private:
       case Opcode::GemmTile:
       case Opcode::GemvTile: {
         int64_t m = in.op == Opcode::GemmTile ? in.m : 1;
-        if (m < 0 || in.k < 0 || in.n < 0)
-          return fail("negative tile size");
+        // At least 1 each, so the buffers bound every dimension (a zero k
+        // or n would leave m free, and the kernel loops over m; found by
+        // fuzz-bundle).
+        if (m < 1 || in.k < 1 || in.n < 1)
+          return fail(formatv("tile m={0} k={1} n={2}: every size must be at "
+                              "least 1",
+                              m, in.k, in.n));
         if (!fits(m, in.n, elems(in.bufs[0])) ||
             !fits(m, in.k, elems(in.bufs[1])) ||
             !fits(in.k, in.n, elems(in.bufs[2])))

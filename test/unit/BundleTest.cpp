@@ -193,6 +193,16 @@ TEST(Bundle, ValidationErrors) {
   check([](Program &p) { p.roles[0].body[0].body[0].n = 9; },
         "role 'all' instruction 0.0 (gemm_tile): tile m=2 k=1 n=9 exceeds "
         "its buffers");
+  // A zero size would leave m unbounded by the buffers (fuzz-bundle found
+  // a tile of m = 2^57, k = n = 0 that the kernel looped over).
+  check(
+      [](Program &p) {
+        p.roles[0].body[0].body[0].m = int64_t(1) << 57;
+        p.roles[0].body[0].body[0].k = 0;
+        p.roles[0].body[0].body[0].n = 0;
+      },
+      "role 'all' instruction 0.0 (gemm_tile): tile m=144115188075855872 "
+      "k=0 n=0: every size must be at least 1");
   check([](Program &p) { p.roles[0].body[1].bufs.push_back(1); },
         "role 'all' instruction 1 (send): needs 1 buffers, has 2");
   check([](Program &p) { p.roles[0].body[3].mark = 5; },
