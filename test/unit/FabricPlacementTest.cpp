@@ -208,6 +208,24 @@ TEST(FabricPlacement, EmulatorRefusesWorkOnADeadCore) {
             "link between fabric row 0, column 1 and row 0, column 2");
 }
 
+TEST(FabricPlacement, ColorCrossingSkippedFabricBothWaysIsAnError) {
+  // Grid cores (1, 0) and (2, 0) send to each other on one color across the
+  // skipped fabric column: its routers would need two routes for it.
+  Program p = shiftWithDeadColumn();
+  Route east, west;
+  east.color = west.color = 9;
+  east.cores = {{1, 1, 1}, {0, 0, 1}};
+  west.cores = {{2, 2, 1}, {0, 0, 1}};
+  east.in = west.in = Dir::Ramp;
+  east.outMask = dirBit(Dir::East);
+  west.outMask = dirBit(Dir::West);
+  p.channels.push_back({"pair", {east, west}});
+  EXPECT_EQ(errorOf(runProgram(p, {}, {})),
+            "color 9 crosses the skipped fabric between grid cores (1,0) and "
+            "(2,0) both ways; the routers in between hold one route per "
+            "color");
+}
+
 TEST(FabricPlacement, SkippedFabricCostsHopsNotResults) {
   Program clean = ringShiftProgram(3, 4, false);
   Program placed = shiftWithDeadColumn();

@@ -109,7 +109,8 @@ public:
   prefillGraph(int64_t seqLen) override {
     OnnxImportOptions options;
     options.inputShapes["input_ids"] = {1, seqLen};
-    return importOnnxFile(prefillPath, &ctx, options);
+    return explained(importOnnxFile(prefillPath, &ctx, options), prefillPath,
+                     "the exporter's prefill graph (input_ids [1, seq])");
   }
 
   Expected<mlir::OwningOpRef<mlir::ModuleOp>>
@@ -124,6 +125,11 @@ public:
     // The angles of position 1 must give the tables of position P: a RoPE
     // linear in the position (a scaled or windowed one is not).
     RopeFactors want = ropeFactors(past);
+    if (tables->first.size() != angles.size())
+      return modelError(formatv("{0}: the rotary tables at position {1} have "
+                                "{2} elements, at position 1 {3}",
+                                decodePath, past, tables->first.size(),
+                                angles.size()));
     for (size_t i = 0; i < angles.size(); ++i)
       if (std::abs(want.cos[i] - tables->first[i]) > 1e-3f ||
           std::abs(want.sin[i] - tables->second[i]) > 1e-3f)
@@ -152,6 +158,21 @@ public:
   }
 
 private:
+  /// An import error of one of the directory's graphs, saying what the
+  /// graph was expected to be (the importer's words speak of options the
+  /// user of generate never gave).
+  static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  explained(Expected<mlir::OwningOpRef<mlir::ModuleOp>> module,
+            StringRef path, StringRef expected) {
+    if (module)
+      return module;
+    std::string message = toString(module.takeError());
+    StringRef detail(message);
+    detail.consume_front(path);
+    detail.consume_front(": ");
+    return modelError(path + ": not " + expected + ": " + detail);
+  }
+
   /// Runs passes on the module; the first error diagnostic is the error.
   Error runPasses(mlir::ModuleOp module,
                   function_ref<void(mlir::PassManager &)> build) {
@@ -174,8 +195,10 @@ private:
     OnnxImportOptions options;
     options.inputShapes["input_ids"] = {1, 1};
     options.dimParams["past"] = past;
-    Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
-        importOnnxFile(decodePath, &ctx, options);
+    Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = explained(
+        importOnnxFile(decodePath, &ctx, options), decodePath,
+        "the exporter's decode graph (input_ids [1, 1], past.{i}.key/value "
+        "with a dimension named 'past')");
     if (!module)
       return module.takeError();
     if (Error e = runPasses(**module, [](mlir::PassManager &pm) {

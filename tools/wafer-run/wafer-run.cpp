@@ -9,11 +9,11 @@
 //             [--dim-param NAME=N] [--layers N]
 //   wafer-run eval MODULE.mlir|MODEL.onnx --inputs in.npz --outputs out.npz
 //             [--input-shape NAME=1x16] [--dim-param NAME=N]
-//   wafer-run generate CHECKPOINT --prompt TEXT|--tokens 1,2,3
+//   wafer-run generate CHECKPOINT|ONNX_DIR --prompt TEXT|--tokens 1,2,3
 //             --grid HxW | --prefill-grid HxW --decode-grid HxW
 //             [--max-new-tokens N] [--temperature T --top-k K --top-p P
-//             --seed S] [--check] [--json] [--stats FILE] and the compile
-//             options of run
+//             --seed S] [--check] [--json] [--stats FILE] [--trace FILE]
+//             and the compile options of run
 //   wafer-run bench MODEL.onnx --grid HxW[,HxW...] [--gemm A,B]
 //             [--allreduce A,B] [--ktree-k K,K] [--dtype f32,f16]
 //             [--kv shift,concat] [--json]

@@ -49,8 +49,8 @@ public:
   /// Loads every channel's routes into the routers; two routes on one
   /// core and color are an error naming both channels. Under a fabric
   /// placement that skips rows or columns, the routers in between pass
-  /// on the colors that cross their link (one direction per color), which
-  /// must fit the target's routes per core.
+  /// on the colors that cross their link, one direction per color (a color
+  /// crossing both ways is an error).
   llvm::Error buildRouteTables();
   /// Empties the links and mailboxes; with `countLinks`, also counts the
   /// words over each core's links (linkWordsOut/In).
