@@ -19,7 +19,10 @@
 #     with the vocabulary, and generates from a prompt on
 #     emulated grids (prefill 4x6, decode 4x5, the KV caches kept in SRAM
 #     between decode steps) with every step checked against the host
-#     evaluator, and the tokens against ONNX Runtime's greedy generation.
+#     evaluator, and the tokens against ONNX Runtime's greedy generation;
+#     then from the exported ONNX directory of the same weights.
+#  Between 4 and 5: the tiny decode on a fabric with dead cores, and a
+#  Chrome trace and heatmaps of a run, kept in build/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/setup.sh
@@ -109,6 +112,22 @@ run_llama decode 8x8 "WaferLLM decode (K-tree GEMV, shift KV cache)" \
   "--allreduce ktree --ktree-k 2 --kv shift"
 run_llama decode 8x8 "baselines (pipeline allreduce, concat KV cache)" \
   "--allreduce pipeline --kv concat"
+printf '{"base": "wse2", "dead_cores": [[1, 2], [5, 6]], "dead_links": [[3, 0, "east"]]}\n' \
+  >"$work/dead.json"
+run_llama decode 8x8 "on a fabric with 2 dead cores and a dead link (placed around them: the same numbers, the extra hops cost cycles)" \
+  "--target $work/dead.json"
+
+echo "== see what the mesh did: a trace and heatmaps of the tiny decode on 8x8"
+look=build/demo
+mkdir -p "$look"
+build/bin/wafer-run run "$work/tiny/decode.onnx" --grid 8x8 --threads 2 \
+  --inputs "$work/tiny/inputs_decode.npz" --stats "$look/decode.stats.json" \
+  --stats-detail --trace "$look/decode.trace.json" >/dev/null
+PYTHONPATH=python "$py" -m wafer.plot "$look/decode.stats.json" \
+  --out "$look/plots" >/dev/null
+echo "    trace: $look/decode.trace.json (open it at https://ui.perfetto.dev)"
+echo "    heatmaps: $(ls "$look"/plots/*.png | tr '\n' ' ')"
+echo
 
 echo "== checkpoint in, text out: wafer-run generate"
 gen="$work/gen"
@@ -139,6 +158,14 @@ for model in model.gguf hf; do
   "$py" test/e2e/generate_reference.py check "$gen/$model.out" "$gen/spm.model" \
     "$gen/$onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
 done
+echo "-- the exported ONNX directory (prefill.onnx, decode.onnx with the hf weights) on one 8x8 grid, greedy, --check"
+build/bin/wafer-run generate "$gen/hf-onnx" --tokenizer "$gen/spm.model" \
+  --prompt "$prompt" --max-new-tokens 24 --grid 8x8 --check --json \
+  --threads 2 >"$gen/onnx.out" 2>"$gen/onnx.err" || status=1
+echo "    text: $(head -n -1 "$gen/onnx.out")"
+sed 's/^/    /' "$gen/onnx.err"
+"$py" test/e2e/generate_reference.py check "$gen/onnx.out" "$gen/spm.model" \
+  "$gen/hf-onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
 echo "-- model.gguf sampled (temperature 0.8, top-k 20, seed 3), f16 on one 4x6 grid"
 build/bin/wafer-run generate "$gen/model.gguf" --prompt "$prompt" \
   --max-new-tokens 32 --grid 4x6 --dtype f16 --temperature 0.8 --top-k 20 \
