@@ -165,6 +165,11 @@ static cl::opt<int64_t> maxInstructionsOption(
 static cl::opt<unsigned> threadsOption(
     "threads", cl::desc("Host threads (results do not depend on it)"),
     cl::init(1), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
+static cl::opt<bool> quietOption(
+    "quiet",
+    cl::desc("No progress line on stderr (shown, on a terminal, for runs "
+             "over a second)"),
+    cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 
 static cl::opt<std::string> promptOption(
     "prompt", cl::desc("Text to continue (tokenized with the checkpoint's "
@@ -536,6 +541,7 @@ static int run() {
     return fail(toString(phase.takeError()));
   rt::EmulatorOptions emulatorOptions;
   emulatorOptions.threads = threadsOption;
+  emulatorOptions.progress = !quietOption;
   emulatorOptions.mode = *mode;
   emulatorOptions.trace = !tracePath.empty();
   emulatorOptions.detail = statsDetail;
@@ -648,6 +654,7 @@ static int generate() {
   options.emulator.trace = !tracePath.empty();
   options.json = jsonOption;
   options.emulator.threads = threadsOption;
+  options.emulator.progress = !quietOption;
   options.emulator.maxCycles = maxCyclesOption;
   options.emulator.maxInstructions = maxInstructionsOption;
   return runGenerateCommand(options);
@@ -683,6 +690,7 @@ static int bench() {
                 Twine(unsigned(threadsOption)));
   options.emulator.mode = rt::EmulatorMode::Timing;
   options.emulator.threads = threadsOption;
+  options.emulator.progress = !quietOption;
   options.emulator.maxCycles = maxCyclesOption;
   options.emulator.maxInstructions = maxInstructionsOption;
   options.json = jsonOption;

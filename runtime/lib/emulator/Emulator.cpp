@@ -94,7 +94,8 @@ public:
         threads(std::clamp(options.threads, 1u, kMaxEmulatorThreads)),
         mode(options.mode), maxCycles(options.maxCycles),
         maxInstructions(options.maxInstructions),
-        tracing(options.trace), detail(options.detail), network(p, timing),
+        tracing(options.trace), detail(options.detail),
+        progressShown(options.progress), network(p, timing),
         data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
                                           : makeFunctionalDataPath(p)) {}
 
@@ -151,7 +152,7 @@ private:
   const unsigned threads;
   const EmulatorMode mode;
   const int64_t maxCycles, maxInstructions;
-  const bool tracing, detail;
+  const bool tracing, detail, progressShown;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -475,7 +476,7 @@ Error Scheduler::simulate() {
   if (threads > 1)
     pool.emplace(hardware_concurrency(threads));
   std::vector<int32_t> batch;
-  Progress progress(N);
+  Progress progress(N, progressShown);
   while (!ready.empty()) {
     int64_t now = ready.top().first;
     progress.update(now, doneCores);

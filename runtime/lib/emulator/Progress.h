@@ -13,11 +13,12 @@
 namespace wafer::rt::emulator {
 
 /// A line on stderr for runs longer than a second, rewritten in place;
-/// silent when stderr is not a terminal.
+/// silent when stderr is not a terminal or when not `enabled` (--quiet).
 class Progress {
 public:
-  explicit Progress(int64_t cores)
-      : cores(cores), shown(llvm::sys::Process::StandardErrIsDisplayed()),
+  Progress(int64_t cores, bool enabled)
+      : cores(cores),
+        shown(enabled && llvm::sys::Process::StandardErrIsDisplayed()),
         start(std::chrono::steady_clock::now()), last(start) {}
   ~Progress() {
     if (printed)

@@ -33,6 +33,9 @@ struct EmulatorOptions {
   bool trace = false;
   /// Per-core maps in the stats (RunStats::perCore).
   bool detail = false;
+  /// A progress line on stderr for runs over a second (only when stderr is
+  /// a terminal).
+  bool progress = true;
   /// Budgets that end a runaway program with an error naming the core and
   /// the op: a core's time in cycles, and the instructions one core runs.
   int64_t maxCycles = int64_t(1) << 40;
