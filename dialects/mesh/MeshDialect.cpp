@@ -81,39 +81,24 @@ static std::optional<double> fieldValue(const wafer::rt::TargetFieldInfo &field,
   return std::nullopt;
 }
 
-/// The defects of a target, flattened as TargetAttr stores them (null when
-/// there are none).
+/// The defects of a target as TargetAttr stores them (null when there are
+/// none).
 static std::pair<DenseI64ArrayAttr, DenseI64ArrayAttr>
 defectAttrs(MLIRContext *context, const wafer::rt::Target &t) {
-  SmallVector<int64_t> cores, links;
-  for (const wafer::rt::DeadCore &c : t.deadCores)
-    cores.append({c.y, c.x});
-  for (const wafer::rt::DeadLink &l : t.deadLinks)
-    links.append({l.y, l.x, int64_t(l.south)});
-  return {cores.empty() ? nullptr : DenseI64ArrayAttr::get(context, cores),
-          links.empty() ? nullptr : DenseI64ArrayAttr::get(context, links)};
+  wafer::rt::FlatDefects flat = wafer::rt::flattenDefects(t);
+  auto attr = [&](ArrayRef<int64_t> values) {
+    return values.empty() ? nullptr : DenseI64ArrayAttr::get(context, values);
+  };
+  return {attr(flat.cores), attr(flat.links)};
 }
 
-/// Unflattens the defects; false when the lists are not pairs and triples
-/// (with a direction of 0 or 1).
 static bool readDefects(DenseI64ArrayAttr cores, DenseI64ArrayAttr links,
                         wafer::rt::Target &t) {
-  if (cores) {
-    if (cores.size() % 2)
-      return false;
-    for (int64_t i = 0; i < cores.size(); i += 2)
-      t.deadCores.push_back({cores[i], cores[i + 1]});
-  }
-  if (links) {
-    if (links.size() % 3)
-      return false;
-    for (int64_t i = 0; i < links.size(); i += 3) {
-      if (links[i + 2] != 0 && links[i + 2] != 1)
-        return false;
-      t.deadLinks.push_back({links[i], links[i + 1], links[i + 2] == 1});
-    }
-  }
-  return true;
+  return wafer::rt::unflattenDefects(cores ? cores.asArrayRef()
+                                           : ArrayRef<int64_t>(),
+                                     links ? links.asArrayRef()
+                                           : ArrayRef<int64_t>(),
+                                     t);
 }
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -102,16 +102,12 @@ public:
                                        t.macsPerCycleF16AccF32);
     // Absent rather than empty, so programs without defects keep their
     // bytes.
-    std::vector<int64_t> deadCores, deadLinks;
-    for (const DeadCore &c : t.deadCores)
-      deadCores.insert(deadCores.end(), {c.y, c.x});
-    for (const DeadLink &l : t.deadLinks)
-      deadLinks.insert(deadLinks.end(), {l.y, l.x, int64_t(l.south)});
+    FlatDefects defects = flattenDefects(t);
     auto target = fb::CreateTarget(
         b, b.CreateString(t.name), t.fabricWidth, t.fabricHeight, t.clockHz,
         t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles,
         t.relayCycles, t.linkWordsPerCycle, macs, t.sendIssueCycles,
-        optionalVector(deadCores), optionalVector(deadLinks));
+        optionalVector(defects.cores), optionalVector(defects.links));
 
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const Buffer &buf : p.buffers)
@@ -233,23 +229,16 @@ public:
         p.target.macsPerCycleF16 = m->f16();
         p.target.macsPerCycleF16AccF32 = m->f16_f32();
       }
-      if (const auto *cores = t->dead_cores()) {
-        if (cores->size() % 2 || !aligned(cores, alignof(int64_t)))
-          return bad("dead core list");
-        for (size_t i = 0; i < cores->size(); i += 2)
-          p.target.deadCores.push_back({cores->Get(i), cores->Get(i + 1)});
-      }
-      if (const auto *links = t->dead_links()) {
-        if (links->size() % 3 || !aligned(links, alignof(int64_t)))
-          return bad("dead link list");
-        for (size_t i = 0; i < links->size(); i += 3) {
-          int64_t dir = links->Get(i + 2);
-          if (dir != 0 && dir != 1)
-            return bad("dead link direction");
-          p.target.deadLinks.push_back(
-              {links->Get(i), links->Get(i + 1), dir == 1});
-        }
-      }
+      const auto *cores = t->dead_cores();
+      const auto *links = t->dead_links();
+      auto values = [](const flatbuffers::Vector<int64_t> *v) {
+        return v ? ArrayRef<int64_t>(v->data(), v->size())
+                 : ArrayRef<int64_t>();
+      };
+      if (!aligned(cores, alignof(int64_t)) ||
+          !aligned(links, alignof(int64_t)) ||
+          !unflattenDefects(values(cores), values(links), p.target))
+        return bad("fabric defect");
     }
     p.gridHeight = in.grid_height();
     p.gridWidth = in.grid_width();

@@ -403,6 +403,29 @@ json::Value targetToJSON(const Target &t) {
   return obj;
 }
 
+FlatDefects flattenDefects(const Target &t) {
+  FlatDefects flat;
+  for (const DeadCore &c : t.deadCores)
+    flat.cores.insert(flat.cores.end(), {c.y, c.x});
+  for (const DeadLink &l : t.deadLinks)
+    flat.links.insert(flat.links.end(), {l.y, l.x, int64_t(l.south)});
+  return flat;
+}
+
+bool unflattenDefects(ArrayRef<int64_t> cores, ArrayRef<int64_t> links,
+                      Target &t) {
+  if (cores.size() % 2 || links.size() % 3)
+    return false;
+  for (size_t i = 0; i < cores.size(); i += 2)
+    t.deadCores.push_back({cores[i], cores[i + 1]});
+  for (size_t i = 0; i < links.size(); i += 3) {
+    if (links[i + 2] != 0 && links[i + 2] != 1)
+      return false;
+    t.deadLinks.push_back({links[i], links[i + 1], links[i + 2] == 1});
+  }
+  return true;
+}
+
 static Error checkDefects(const Target &t) {
   auto onFabric = [&](int64_t y, int64_t x) {
     return y >= 0 && x >= 0 && y < t.fabricHeight && x < t.fabricWidth;

@@ -82,16 +82,12 @@ public:
     if (!sys::fs::is_regular_file(prefillPath))
       return modelError(prefillPath + ": an exported ONNX directory holds "
                         "prefill.onnx next to decode.onnx");
-    Expected<mlir::OwningOpRef<mlir::ModuleOp>> probe = raisedDecode(1);
+    Expected<RaisedDecode> probe = raisedDecode(1);
     if (!probe)
       return probe.takeError();
-    Expected<std::pair<std::vector<float>, std::vector<float>>> tables =
-        ropeTables(**probe);
-    if (!tables)
-      return tables.takeError();
-    for (auto [c, s] : llvm::zip_equal(tables->first, tables->second))
+    for (auto [c, s] : llvm::zip_equal(probe->cos, probe->sin))
       angles.push_back(float(std::atan2(double(s), double(c))));
-    auto main = (**probe).lookupSymbol<mlir::func::FuncOp>("main");
+    auto main = probe->module->lookupSymbol<mlir::func::FuncOp>("main");
     auto names = main->getAttrOfType<mlir::ArrayAttr>("tfm.output_names");
     for (auto [i, name] : llvm::enumerate(names ? names.getValue()
                                                 : ArrayRef<mlir::Attribute>()))
@@ -115,34 +111,30 @@ public:
 
   Expected<mlir::OwningOpRef<mlir::ModuleOp>>
   decodeGraph(int64_t past) override {
-    Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = raisedDecode(past);
-    if (!module)
-      return module.takeError();
-    Expected<std::pair<std::vector<float>, std::vector<float>>> tables =
-        ropeTables(**module);
-    if (!tables)
-      return tables.takeError();
+    Expected<RaisedDecode> raised = raisedDecode(past);
+    if (!raised)
+      return raised.takeError();
     // The angles of position 1 must give the tables of position P: a RoPE
     // linear in the position (a scaled or windowed one is not).
     RopeFactors want = ropeFactors(past);
-    if (tables->first.size() != angles.size())
+    if (raised->cos.size() != angles.size())
       return modelError(formatv("{0}: the rotary tables at position {1} have "
                                 "{2} elements, at position 1 {3}",
-                                decodePath, past, tables->first.size(),
+                                decodePath, past, raised->cos.size(),
                                 angles.size()));
     for (size_t i = 0; i < angles.size(); ++i)
-      if (std::abs(want.cos[i] - tables->first[i]) > 1e-3f ||
-          std::abs(want.sin[i] - tables->second[i]) > 1e-3f)
+      if (std::abs(want.cos[i] - raised->cos[i]) > 1e-3f ||
+          std::abs(want.sin[i] - raised->sin[i]) > 1e-3f)
         return modelError(formatv(
             "{0}: the rotary factors at position {1} are not those of "
             "position 1 scaled by {1} (element {2}: cos {3}, expected {4}); "
             "generate needs a RoPE linear in the position",
-            decodePath, past, i, tables->first[i], want.cos[i]));
-    if (Error e = runPasses(**module, [](mlir::PassManager &pm) {
+            decodePath, past, i, raised->cos[i], want.cos[i]));
+    if (Error e = runPasses(*raised->module, [](mlir::PassManager &pm) {
           pm.addPass(createTfmRopeTablesToInputs());
         }))
       return std::move(e);
-    return module;
+    return std::move(raised->module);
   }
 
   RopeFactors ropeFactors(int64_t position) const override {
@@ -190,8 +182,14 @@ private:
     return Error::success();
   }
 
-  /// decode.onnx for a past of `past` tokens, shapes folded and raised.
-  Expected<mlir::OwningOpRef<mlir::ModuleOp>> raisedDecode(int64_t past) {
+  /// decode.onnx for a past of `past` tokens, shapes folded and raised,
+  /// with the constant cos and sin tables of its first rope (one row of D
+  /// values each).
+  struct RaisedDecode {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    std::vector<float> cos, sin;
+  };
+  Expected<RaisedDecode> raisedDecode(int64_t past) {
     OnnxImportOptions options;
     options.inputShapes["input_ids"] = {1, 1};
     options.dimParams["past"] = past;
@@ -206,14 +204,7 @@ private:
           pm.addNestedPass<mlir::func::FuncOp>(createTfmRaiseTransformer());
         }))
       return std::move(e);
-    return module;
-  }
-
-  /// The constant cos and sin tables of the first rope of a raised decode
-  /// graph, one row of D values each.
-  Expected<std::pair<std::vector<float>, std::vector<float>>>
-  ropeTables(mlir::ModuleOp module) {
-    auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+    auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");
     tfm::RopeOp rope;
     if (main)
       main.walk([&](tfm::RopeOp op) {
@@ -236,7 +227,8 @@ private:
       values[which].assign(dense.getValues<float>().begin(),
                            dense.getValues<float>().end());
     }
-    return std::make_pair(std::move(values[0]), std::move(values[1]));
+    return RaisedDecode{std::move(*module), std::move(values[0]),
+                        std::move(values[1])};
   }
 
   mlir::MLIRContext &ctx;

@@ -120,6 +120,18 @@ llvm::Expected<Target> loadTarget(llvm::StringRef nameOrPath);
 /// The JSON form accepted by parseTarget (every field, no base).
 llvm::json::Value targetToJSON(const Target &target);
 
+/// A target's defects as the #mesh.target attribute and the bundle store
+/// them: (y, x) pairs and (y, x, south) triples, flat.
+struct FlatDefects {
+  std::vector<int64_t> cores, links;
+};
+FlatDefects flattenDefects(const Target &target);
+
+/// Appends flat defects to `target`; false when the lists are not pairs and
+/// triples with a direction of 0 or 1.
+bool unflattenDefects(llvm::ArrayRef<int64_t> cores,
+                      llvm::ArrayRef<int64_t> links, Target &target);
+
 /// Checks that the name is not empty, every field is in range and every
 /// defect lies on the fabric, once, in order; the error names the field.
 llvm::Error validateTarget(const Target &target);
