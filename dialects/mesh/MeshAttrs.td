@@ -110,6 +110,9 @@ def Mesh_AllreduceAttr : Mesh_Attr<"Allreduce", "allreduce"> {
   let description = [{
     - `ktree, k = K` (paper section 6): K levels of group reductions, groups
       of g = ceil(H^(1/K)) cores reduced as chains, then one broadcast.
+      `ktree` alone leaves K open: `mesh-choose-ktree` picks it with the
+      cost model once the placement is known, and every later pass
+      refuses an open K.
     - `pipeline` (the paper's pipeline allreduce baseline): one chain over
       the whole column towards its first core, then the broadcast; the
       K-tree with K = 1.
@@ -119,6 +122,7 @@ def Mesh_AllreduceAttr : Mesh_Attr<"Allreduce", "allreduce"> {
       ring position and adds the one it receives.
     ```mlir
     #mesh.allreduce<ktree, k = 2>
+    #mesh.allreduce<ktree>
     #mesh.allreduce<pipeline>
     #mesh.allreduce<ring>
     ```
@@ -131,6 +135,10 @@ def Mesh_AllreduceAttr : Mesh_Attr<"Allreduce", "allreduce"> {
   let extraClassDeclaration = [{
     /// The K of the K-tree this allreduce runs (pipeline: 1); 0 for ring.
     int64_t getTreeK() const;
+    /// A K-tree whose K mesh-choose-ktree has not chosen yet.
+    bool isOpenKtree() const {
+      return getAlgorithm() == AllreduceAlgorithm::ktree && getK() == 0;
+    }
   }];
 }
 

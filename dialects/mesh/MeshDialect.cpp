@@ -400,8 +400,9 @@ LayoutAttr LayoutAttr::withInterleave(bool interleave) const {
 LogicalResult
 AllreduceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       AllreduceAlgorithm algorithm, int64_t k) {
-  if (algorithm == AllreduceAlgorithm::ktree && k < 1)
-    return emitError() << "K-tree needs K >= 1, got " << k;
+  if (algorithm == AllreduceAlgorithm::ktree && k < 0)
+    return emitError() << "K-tree needs K >= 1 (or none: chosen later), got "
+                       << k;
   if (algorithm != AllreduceAlgorithm::ktree && k != 0)
     return emitError() << stringifyAllreduceAlgorithm(algorithm)
                        << " allreduce takes no K";

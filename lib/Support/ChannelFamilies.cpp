@@ -134,3 +134,17 @@ std::optional<AllreduceUse> wafer::getAllreduceUse(mlir::Operation *op,
   }
   return use;
 }
+
+mlir::LogicalResult wafer::requireChosenKtrees(mlir::Operation *root,
+                                               mesh::GridAttr grid,
+                                               llvm::StringRef pass) {
+  mlir::WalkResult result = root->walk([&](mlir::Operation *op) {
+    std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
+    if (!use || !use->allreduce.isOpenKtree())
+      return mlir::WalkResult::advance();
+    op->emitError() << pass << ": the K of this K-tree is not chosen yet "
+                              "(run mesh-choose-ktree first)";
+    return mlir::WalkResult::interrupt();
+  });
+  return mlir::failure(result.wasInterrupted());
+}

@@ -24,6 +24,8 @@ struct ConvertMeshToCorePass
                        "mesh.target (run convert-tfm-to-mesh first)");
       return signalPassFailure();
     }
+    if (failed(requireChosenKtrees(module, grid, "convert-mesh-to-core")))
+      return signalPassFailure();
     if (failed(ProgramLowering(module, main, grid, target).run()))
       return signalPassFailure();
     // The program replaces the graph.

@@ -94,7 +94,7 @@ struct ConvertTfmToMeshPass
     if (empty.wasInterrupted())
       return signalPassFailure();
     if (failed(Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType,
-                       *loaded, kvCapacity, kv)
+                       kvCapacity, kv)
                    .run()))
       return signalPassFailure();
   }

@@ -139,11 +139,8 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
     resultType = RankedTensorType::get(
         {1, kvHeads, x}, elementType, layout({kNone, kX, kNone}, {1, w, 1}));
   }
-  int64_t reduced = isHeadForm(lhsValue) ? w : h;
-  int64_t outBlocks = isHeadForm(lhsValue) ? h : w;
-  auto gemv = builder.create<mesh::GemvOp>(
-      loc, resultType, lhs, rhs, allreduceFor(reduced, n, outBlocks), nullptr,
-      nullptr);
+  auto gemv = builder.create<mesh::GemvOp>(loc, resultType, lhs, rhs,
+                                          allreduceAttr(), nullptr, nullptr);
   plannedValues[op->getResult(0)] = gemv.getResult();
   return success();
 }
@@ -281,7 +278,7 @@ LogicalResult Planner::planRmsNorm(tfm::RmsNormOp op) {
     return failure();
   auto norm = builder.create<mesh::RmsNormOp>(
       op.getLoc(), input->getType(), *input, *weight, op.getEpsilonAttr(),
-      allreduceFor(blocks, 1, 1), nullptr, nullptr);
+      allreduceAttr(), nullptr, nullptr);
   plannedValues[op.getResult()] = norm.getResult();
   return success();
 }
@@ -431,11 +428,9 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
         v = plannedValues.lookup(op.getValue());
   // Tokens in the caches after this step (the caches hold more slots).
   int64_t length = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
-  int64_t group = cast<RankedTensorType>(q.getType()).getDimSize(2);
   auto attention = builder.create<mesh::AttentionOp>(
       op.getLoc(), q.getType(), q, k, v, op.getScaleAttr(),
-      builder.getI64IntegerAttr(length),
-      allreduceFor(grid.getHeight(), group, 1), nullptr, nullptr);
+      builder.getI64IntegerAttr(length), allreduceAttr(), nullptr, nullptr);
   plannedValues[op.getResult()] = attention.getResult();
   return success();
 }

@@ -35,23 +35,12 @@ public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
           mesh::GemmAlgorithm gemmAlgorithm,
           mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
-          Type elementType, const rt::Target &target, int64_t kvCapacity,
+          Type elementType, int64_t kvCapacity,
           mesh::KvPolicy kvPolicy)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
         allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
-        target(target), kvCapacity(kvCapacity), kvPolicy(kvPolicy),
-        builder(func.getContext()) {
-    // mesh-place-interleave will interleave the module iff it has a
-    // MeshGEMM; the K-tree cost model needs to know.
-    func.walk([&](Operation *op) {
-      if (!isa<tfm::MatMulOp, tfm::LinearOp>(op))
-        return;
-      SmallVector<int64_t> lhs =
-          meshShape(cast<RankedTensorType>(op->getOperand(0).getType()));
-      interleaved |= gemmAlgorithm == mesh::GemmAlgorithm::meshgemm &&
-                     lhs.size() == 2 && lhs[0] > 1;
-    });
-  }
+        kvCapacity(kvCapacity), kvPolicy(kvPolicy),
+        builder(func.getContext()) {}
 
   LogicalResult run() {
     findHeadProjections();
@@ -280,7 +269,7 @@ private:
           {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
       auto gemv = builder.create<mesh::GemvOp>(
           op->getLoc(), resultType, *lhs, *rhs,
-          allreduceFor(alongX ? w : h, n, outBlocks), nullptr, nullptr);
+          allreduceAttr(), nullptr, nullptr);
       plannedValues[op->getResult(0)] = gemv.getResult();
       return success();
     }
@@ -302,23 +291,14 @@ private:
     return success();
   }
 
-  /// The allreduce of a GEMV reducing over `ring` positions, each core
-  /// holding ceil(n / splits) values: K = 0 (auto) picks the K-tree the
-  /// cost model (rt::chooseKTreeK) finds fastest.
-  mesh::AllreduceAttr allreduceFor(int64_t ring, int64_t n, int64_t splits) {
+  /// The allreduce of a GEMV, rms_norm or decode attention: a K-tree with
+  /// K = `ktreeK`, left open when it is 0 (mesh-choose-ktree picks it once
+  /// the placement is known), or a baseline.
+  mesh::AllreduceAttr allreduceAttr() {
     MLIRContext *context = func.getContext();
     if (allreduce != mesh::AllreduceAlgorithm::ktree)
       return mesh::AllreduceAttr::get(context, allreduce, 0);
-    if (ktreeK > 0)
-      return mesh::AllreduceAttr::get(context, allreduce, ktreeK);
-    bool half = elementType.isF16();
-    int64_t values = (n + splits - 1) / splits;
-    int64_t k = rt::chooseKTreeK(
-        ring, values, half ? (values + 1) / 2 : values,
-        half ? target.macsPerCycleF16 : target.macsPerCycleF32, target,
-        interleaved);
-    return mesh::AllreduceAttr::get(context, mesh::AllreduceAlgorithm::ktree,
-                                    k);
+    return mesh::AllreduceAttr::get(context, allreduce, ktreeK);
   }
 
   template <typename BinaryOp>
@@ -435,17 +415,15 @@ private:
   mesh::GridAttr grid;
   mesh::GemmAlgorithm gemmAlgorithm;
   mesh::AllreduceAlgorithm allreduce;
-  /// K of every K-tree, or 0: chosen per GEMV.
+  /// K of every K-tree, or 0: chosen per op by mesh-choose-ktree.
   int64_t ktreeK;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
-  const rt::Target &target;
   /// Tokens the KV caches must have room for in all (--kv-capacity); 0:
   /// this step's.
   int64_t kvCapacity;
   /// The policy the caches are sized for (--kv).
   mesh::KvPolicy kvPolicy;
-  bool interleaved = false;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;

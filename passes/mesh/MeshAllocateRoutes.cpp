@@ -142,6 +142,8 @@ struct MeshAllocateRoutesPass
                        "mesh.target (run convert-tfm-to-mesh first)");
       return signalPassFailure();
     }
+    if (failed(requireChosenKtrees(module, grid, "mesh-allocate-routes")))
+      return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<mesh::GemmOp, mesh::RelayoutOp, mesh::AttentionOp,

@@ -1,5 +1,6 @@
 //===- MeshCheckMemory.cpp - Per-core SRAM high-water against the target --===//
 #include "wafer/Passes/Passes.h"
+#include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/MemoryPlan.h"
 #include "wafer/Support/LocationName.h"
 
@@ -29,6 +30,8 @@ struct MeshCheckMemoryPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!grid || !target || !main)
       return;
+    if (failed(requireChosenKtrees(module, grid, "mesh-check-memory")))
+      return signalPassFailure();
     // The plan convert-mesh-to-core allocates by (host inputs for the
     // whole run, activations until their last use, working buffers during
     // their op); the first buffer past the budget is the one to name.

@@ -53,6 +53,30 @@ def MeshShiftKvCache : Pass<"mesh-shift-kv-cache", "mlir::func::FuncOp"> {
   }];
 }
 
+def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
+  let summary = "Chooses K for every K-tree left to the cost model";
+  let description = [{
+    `convert-tfm-to-mesh --ktree-k 0` leaves the K of each K-tree allreduce
+    open (`#mesh.allreduce<ktree>`). This pass closes it once the placement
+    is known (run it after `mesh-place-interleave`): for each GEMV, decode
+    attention and rms_norm with an open K-tree it asks the cost model
+    (`rt::chooseKTreeK`, the target's timing) for the fastest K for the
+    axis it reduces along, the elements each core reduces (the largest of
+    the op's allreduces) and the module's placement, and writes it into the
+    op. Trees whose K is set are left alone. `mesh-allocate-routes`,
+    `mesh-check-memory` and `convert-mesh-to-core` refuse an open K.
+
+    Before (a 64-row column, identity placement):
+    ```mlir
+    %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree>} : ...
+    ```
+    After:
+    ```mlir
+    %y = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 3>} : ...
+    ```
+  }];
+}
+
 def MeshAllocateRoutes : Pass<"mesh-allocate-routes", "mlir::ModuleOp"> {
   let summary = "Assigns routing colors to every communicating op";
   let description = [{

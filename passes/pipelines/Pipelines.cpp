@@ -32,6 +32,7 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   if (options.kv == mesh::KvPolicy::shift)
     pm.addNestedPass<func::FuncOp>(createMeshShiftKvCache());
   pm.addPass(createMeshPlaceInterleave());
+  pm.addPass(createMeshChooseKtree());
   pm.addPass(createMeshAllocateRoutes());
   pm.addPass(createMeshCheckMemory());
   if (options.lower)

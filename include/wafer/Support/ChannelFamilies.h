@@ -49,6 +49,12 @@ struct AllreduceUse {
 std::optional<AllreduceUse> getAllreduceUse(mlir::Operation *op,
                                             mesh::GridAttr grid);
 
+/// Fails, naming the first op and `pass`, when a K-tree in `root` still
+/// has an open K (mesh-choose-ktree has not run).
+mlir::LogicalResult requireChosenKtrees(mlir::Operation *root,
+                                        mesh::GridAttr grid,
+                                        llvm::StringRef pass);
+
 /// For every index of an axis of n cores, adds the colors (offset by
 /// baseColor) the family's paths use there.
 void addColorsPerIndex(const ChannelFamily &family, int32_t baseColor,

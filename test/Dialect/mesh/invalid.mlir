@@ -89,13 +89,8 @@ func.func private @f(tensor<4x4xf32, #mesh.layout<[z:2, x:2]>>)
 
 // -----
 
-// expected-error @+1 {{K-tree needs K >= 1, got 0}}
-func.func private @f() attributes {k = #mesh.allreduce<ktree, k = 0>}
-
-// -----
-
-// expected-error @+1 {{K-tree needs K >= 1, got 0}}
-func.func private @f() attributes {k = #mesh.allreduce<ktree>}
+// expected-error @+1 {{K-tree needs K >= 1 (or none: chosen later), got -1}}
+func.func private @f() attributes {k = #mesh.allreduce<ktree, k = -1>}
 
 // -----
 

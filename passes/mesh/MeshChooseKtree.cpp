@@ -1,0 +1,56 @@
+//===- MeshChooseKtree.cpp - K of each open K-tree from the cost model ----===//
+#include "wafer/Passes/Passes.h"
+#include "wafer/Runtime/Fabric.h"
+#include "wafer/Support/ChannelFamilies.h"
+
+#include "llvm/Support/Debug.h"
+
+#include <algorithm>
+
+#define DEBUG_TYPE "mesh-choose-ktree"
+
+namespace wafer {
+#define GEN_PASS_DEF_MESHCHOOSEKTREE
+#include "mesh/Passes.h.inc"
+} // namespace wafer
+
+using namespace mlir;
+using namespace wafer;
+
+namespace {
+
+struct MeshChooseKtreePass
+    : public wafer::impl::MeshChooseKtreeBase<MeshChooseKtreePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    mesh::GridAttr grid = mesh::lookupGrid(module);
+    mesh::TargetAttr target = mesh::lookupTarget(module);
+    if (!grid || !target)
+      return;
+    const rt::Target &facts = target.getValue();
+    module.walk([&](Operation *op) {
+      std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
+      if (!use || !use->allreduce.isOpenKtree())
+        return;
+      // The placement mesh-place-interleave chose for the whole module.
+      auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+      mesh::LayoutAttr layout = mesh::getLayout(type);
+      bool interleaved = layout && layout.getInterleave();
+      bool half = type.getElementType().isF16();
+      int64_t ring = use->alongX ? grid.getWidth() : grid.getHeight();
+      int64_t values = *llvm::max_element(use->messageElements);
+      int64_t k = rt::chooseKTreeK(
+          ring, values, half ? (values + 1) / 2 : values,
+          half ? facts.macsPerCycleF16 : facts.macsPerCycleF32, facts,
+          interleaved);
+      LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op->getLoc()
+                              << ": ring " << ring << ", " << values
+                              << " values per core -> K = " << k << "\n");
+      op->setAttr("allreduce",
+                  mesh::AllreduceAttr::get(op->getContext(),
+                                           mesh::AllreduceAlgorithm::ktree, k));
+    });
+  }
+};
+
+} // namespace
