@@ -38,6 +38,14 @@ llvm::Expected<eval::Tensor> readTensorProto(const onnx::TensorProto &tensor,
                                              llvm::StringRef modelDir,
                                              const llvm::Twine &where);
 
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+
+inline mlir::Type elementOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType();
+}
+
 class GraphImporter {
 public:
   GraphImporter(llvm::StringRef path, const onnx::ModelProto &model,
@@ -72,18 +80,60 @@ private:
   mlir::Value record(mlir::Operation *op);
   mlir::Value constant(const eval::Tensor &value, mlir::Type element);
 
+  // One import function per ONNX op type (OnnxNodes.cpp), found through
+  // opImporters() by type and opset.
+  using Values = llvm::SmallVector<mlir::Value>;
+  using ImportFunction =
+      llvm::Expected<Values> (GraphImporter::*)(llvm::ArrayRef<mlir::Value>);
+  struct OpImporter;
+  static const llvm::StringMap<llvm::SmallVector<OpImporter, 1>> &
+  opImporters();
+  /// An import function of one result as one of a result list.
+  template <llvm::Expected<mlir::Value> (GraphImporter::*Import)(
+      llvm::ArrayRef<mlir::Value>)>
+  llvm::Expected<Values> single(llvm::ArrayRef<mlir::Value> in) {
+    llvm::Expected<mlir::Value> v = (this->*Import)(in);
+    if (!v)
+      return v.takeError();
+    return Values{*v};
+  }
+  template <typename OpTy>
+  llvm::Expected<Values> importUnary(llvm::ArrayRef<mlir::Value> in) {
+    return Values{create<OpTy>(in[0].getType(), in[0])};
+  }
+  llvm::Expected<Values> importIdentity(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importCast(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value> importBinary(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importWhere(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importMatMulNode(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value> importMatMul(mlir::Value a, mlir::Value b);
   llvm::Expected<mlir::Value> importGemm(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value> importReduce(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importSoftmaxFlattening(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importSoftmax(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> softmax(mlir::Value x, int64_t axis);
+  llvm::Expected<Values> importTranspose(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value> importReshape(llvm::ArrayRef<mlir::Value> in);
-  llvm::Expected<mlir::Value> importSqueeze(llvm::ArrayRef<mlir::Value> in,
-                                            bool unsqueeze);
+  llvm::Expected<mlir::Value> importSqueeze(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importFlatten(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importExpand(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importTile(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importConcat(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value>
+  importSliceAttributes(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value> importSlice(llvm::ArrayRef<mlir::Value> in);
-  llvm::Expected<llvm::SmallVector<mlir::Value>>
-  importSplit(llvm::ArrayRef<mlir::Value> in, size_t outputs);
-  llvm::Expected<mlir::Value> importConstant();
-  llvm::Expected<mlir::Value> importCast(mlir::Value x);
+  llvm::Expected<mlir::Value> slice(mlir::Value x,
+                                    llvm::ArrayRef<int64_t> starts,
+                                    llvm::ArrayRef<int64_t> ends,
+                                    llvm::SmallVector<int64_t> axes,
+                                    llvm::SmallVector<int64_t> steps);
+  llvm::Expected<Values> importSplit(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importGather(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importShape(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importConstantOfShape(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importRange(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<Values> importTrilu(llvm::ArrayRef<mlir::Value> in);
+  llvm::Expected<mlir::Value> importConstant(llvm::ArrayRef<mlir::Value> in);
   llvm::Expected<mlir::Value>
   sliceAxis(mlir::Value x, int64_t axis, int64_t start, int64_t end,
             int64_t step);

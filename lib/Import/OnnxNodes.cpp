@@ -1,4 +1,4 @@
-//===- OnnxNodes.cpp - One import function per ONNX op --------------------===//
+//===- OnnxNodes.cpp - The ONNX op dispatch table and compute ops ---------===//
 //
 // Each ONNX node becomes tfm ops with static result types. Inputs that decide
 // a result's shape (Reshape's shape, Slice's starts, axes, ...) must have
@@ -16,309 +16,226 @@ using namespace mlir;
 using namespace wafer;
 using namespace wafer::onnx_import;
 
-static ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
+/// How one ONNX op type imports from opset `since` on, up to the next entry
+/// of the same type: the inputs it takes and the function that builds it.
+struct GraphImporter::OpImporter {
+  int64_t since;
+  size_t minInputs, maxInputs;
+  ImportFunction import;
+};
 
-static Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
+/// The import of each supported default-domain op type, by opset (as
+/// onnx-mlir's importer dispatches); versions whose semantics differ have
+/// their own entries, and every type has one from opset 1.
+const llvm::StringMap<SmallVector<GraphImporter::OpImporter, 1>> &
+GraphImporter::opImporters() {
+  using G = GraphImporter;
+  constexpr size_t kAny = size_t(1) << 20;
+  static const llvm::StringMap<SmallVector<OpImporter, 1>> table = {
+      {"Neg", {{1, 1, 1, &G::importUnary<tfm::NegOp>}}},
+      {"Sqrt", {{1, 1, 1, &G::importUnary<tfm::SqrtOp>}}},
+      {"Reciprocal", {{1, 1, 1, &G::importUnary<tfm::ReciprocalOp>}}},
+      {"Sigmoid", {{1, 1, 1, &G::importUnary<tfm::SigmoidOp>}}},
+      {"Exp", {{1, 1, 1, &G::importUnary<tfm::ExpOp>}}},
+      {"Cos", {{1, 1, 1, &G::importUnary<tfm::CosOp>}}},
+      {"Sin", {{1, 1, 1, &G::importUnary<tfm::SinOp>}}},
+      {"Tanh", {{1, 1, 1, &G::importUnary<tfm::TanhOp>}}},
+      {"Erf", {{1, 1, 1, &G::importUnary<tfm::ErfOp>}}},
+      {"Abs", {{1, 1, 1, &G::importUnary<tfm::AbsOp>}}},
+      {"Relu", {{1, 1, 1, &G::importUnary<tfm::ReluOp>}}},
+      {"Not", {{1, 1, 1, &G::importUnary<tfm::NotOp>}}},
+      {"Identity", {{1, 1, 1, &G::importIdentity}}},
+      {"Dropout", {{1, 1, 3, &G::importIdentity}}},
+      {"Cast", {{1, 1, 1, &G::single<&G::importCast>}}},
+      {"Add", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Sub", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Mul", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Div", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Pow", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Max", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Min", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Equal", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Less", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"LessOrEqual", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Greater", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"GreaterOrEqual", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"And", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Or", {{1, 2, 2, &G::single<&G::importBinary>}}},
+      {"Where", {{1, 3, 3, &G::importWhere}}},
+      {"MatMul", {{1, 2, 2, &G::single<&G::importMatMulNode>}}},
+      {"Gemm", {{1, 2, 3, &G::single<&G::importGemm>}}},
+      {"ReduceMean", {{1, 1, 2, &G::single<&G::importReduce>}}},
+      {"ReduceSum", {{1, 1, 2, &G::single<&G::importReduce>}}},
+      {"ReduceMax", {{1, 1, 2, &G::single<&G::importReduce>}}},
+      // Opset 13 changed the default axis and dropped the flattening.
+      {"Softmax",
+       {{1, 1, 1, &G::importSoftmaxFlattening}, {13, 1, 1, &G::importSoftmax}}},
+      {"Transpose", {{1, 1, 1, &G::importTranspose}}},
+      {"Reshape", {{1, 2, 2, &G::single<&G::importReshape>}}},
+      {"Squeeze", {{1, 1, 2, &G::single<&G::importSqueeze>}}},
+      {"Unsqueeze", {{1, 1, 2, &G::single<&G::importSqueeze>}}},
+      {"Flatten", {{1, 1, 1, &G::importFlatten}}},
+      {"Expand", {{1, 2, 2, &G::importExpand}}},
+      {"Tile", {{1, 2, 2, &G::importTile}}},
+      {"Concat", {{1, 1, kAny, &G::importConcat}}},
+      // Opset 10 moved starts, ends and axes from attributes to inputs.
+      {"Slice",
+       {{1, 1, 1, &G::single<&G::importSliceAttributes>},
+        {10, 3, 5, &G::single<&G::importSlice>}}},
+      {"Split", {{1, 1, 2, &G::importSplit}}},
+      {"Gather", {{1, 2, 2, &G::importGather}}},
+      {"Shape", {{1, 1, 1, &G::importShape}}},
+      {"ConstantOfShape", {{1, 1, 1, &G::importConstantOfShape}}},
+      {"Range", {{1, 3, 3, &G::importRange}}},
+      {"Trilu", {{1, 1, 2, &G::importTrilu}}},
+      {"Constant", {{1, 0, 0, &G::single<&G::importConstant>}}},
+  };
+  return table;
 }
 
 llvm::Expected<SmallVector<Value>>
 GraphImporter::importOp(const onnx::NodeProto &n, ArrayRef<Value> inputs) {
-  const std::string &op = n.op_type();
-  auto single = [](llvm::Expected<Value> v) -> llvm::Expected<SmallVector<Value>> {
-    if (!v)
-      return v.takeError();
-    return SmallVector<Value>{*v};
-  };
-  auto expectInputs = [&](size_t lo, size_t hi) -> llvm::Error {
-    bool ok = inputs.size() >= lo && inputs.size() <= hi;
-    for (size_t i = 0; ok && i < lo; ++i)
-      ok = bool(inputs[i]);
-    if (ok)
-      return llvm::Error::success();
-    return nodeError("expects " + llvm::Twine(lo) +
-                     (lo == hi ? "" : " to " + llvm::Twine(hi)) + " inputs");
-  };
-  auto arity = [&]() -> std::pair<size_t, size_t> {
-    static const llvm::StringMap<std::pair<size_t, size_t>> table = {
-        {"Neg", {1, 1}}, {"Sqrt", {1, 1}}, {"Reciprocal", {1, 1}},
-        {"Sigmoid", {1, 1}}, {"Exp", {1, 1}}, {"Cos", {1, 1}},
-        {"Sin", {1, 1}}, {"Tanh", {1, 1}}, {"Erf", {1, 1}}, {"Abs", {1, 1}},
-        {"Relu", {1, 1}}, {"Not", {1, 1}}, {"Identity", {1, 1}},
-        {"Dropout", {1, 3}}, {"Cast", {1, 1}}, {"Add", {2, 2}},
-        {"Sub", {2, 2}}, {"Mul", {2, 2}}, {"Div", {2, 2}}, {"Pow", {2, 2}},
-        {"Max", {2, 2}}, {"Min", {2, 2}}, {"Equal", {2, 2}},
-        {"Less", {2, 2}}, {"LessOrEqual", {2, 2}}, {"Greater", {2, 2}},
-        {"GreaterOrEqual", {2, 2}}, {"And", {2, 2}}, {"Or", {2, 2}},
-        {"Where", {3, 3}}, {"MatMul", {2, 2}}, {"Gemm", {2, 3}},
-        {"ReduceMean", {1, 2}}, {"ReduceSum", {1, 2}}, {"ReduceMax", {1, 2}},
-        {"Softmax", {1, 1}}, {"Transpose", {1, 1}}, {"Reshape", {2, 2}},
-        {"Squeeze", {1, 2}}, {"Unsqueeze", {1, 2}}, {"Flatten", {1, 1}},
-        {"Expand", {2, 2}}, {"Tile", {2, 2}}, {"Concat", {1, 1 << 20}}, {"Slice", {1, 5}},
-        {"Split", {1, 2}}, {"Gather", {2, 2}}, {"Shape", {1, 1}},
-        {"ConstantOfShape", {1, 1}}, {"Range", {3, 3}}, {"Trilu", {1, 2}},
-        {"Constant", {0, 0}}};
-    auto it = table.find(op);
-    return it == table.end() ? std::pair<size_t, size_t>{0, 0} : it->second;
-  };
-  if (op != "Constant" && arity().second == 0)
+  auto found = opImporters().find(n.op_type());
+  if (found == opImporters().end())
     return nodeError("unsupported op");
-  auto [lo, hi] = arity();
-  if (llvm::Error e = expectInputs(lo, hi))
-    return std::move(e);
+  // The newest entry that covers the model's opset.
+  const OpImporter *entry = nullptr;
+  for (const OpImporter &candidate : found->second)
+    if (candidate.since <= opset)
+      entry = &candidate;
+  assert(entry && "every op type has an importer from opset 1");
+  bool ok = inputs.size() >= entry->minInputs &&
+            inputs.size() <= entry->maxInputs;
+  for (size_t i = 0; ok && i < entry->minInputs; ++i)
+    ok = bool(inputs[i]);
+  if (!ok)
+    return nodeError("expects " + llvm::Twine(entry->minInputs) +
+                     (entry->minInputs == entry->maxInputs
+                          ? ""
+                          : " to " + llvm::Twine(entry->maxInputs)) +
+                     " inputs");
+  return (this->*entry->import)(inputs);
+}
 
-  Value x = inputs.empty() ? Value() : inputs[0];
-  auto unary = [&](auto tag) -> Value {
-    using OpTy = decltype(tag);
-    return create<OpTy>(x.getType(), x);
-  };
-  if (op == "Neg")
-    return SmallVector<Value>{unary(tfm::NegOp())};
-  if (op == "Sqrt")
-    return SmallVector<Value>{unary(tfm::SqrtOp())};
-  if (op == "Reciprocal")
-    return SmallVector<Value>{unary(tfm::ReciprocalOp())};
-  if (op == "Sigmoid")
-    return SmallVector<Value>{unary(tfm::SigmoidOp())};
-  if (op == "Exp")
-    return SmallVector<Value>{unary(tfm::ExpOp())};
-  if (op == "Cos")
-    return SmallVector<Value>{unary(tfm::CosOp())};
-  if (op == "Sin")
-    return SmallVector<Value>{unary(tfm::SinOp())};
-  if (op == "Tanh")
-    return SmallVector<Value>{unary(tfm::TanhOp())};
-  if (op == "Erf")
-    return SmallVector<Value>{unary(tfm::ErfOp())};
-  if (op == "Abs")
-    return SmallVector<Value>{unary(tfm::AbsOp())};
-  if (op == "Relu")
-    return SmallVector<Value>{unary(tfm::ReluOp())};
-  if (op == "Not")
-    return SmallVector<Value>{unary(tfm::NotOp())};
-  if (op == "Identity" || op == "Dropout")
-    return SmallVector<Value>{x};
-  if (op == "Cast")
-    return single(importCast(x));
-  if (op == "Where") {
-    auto both = tfm::broadcastShapes(shapeOf(inputs[1]), shapeOf(inputs[2]));
-    auto all = succeeded(both) ? tfm::broadcastShapes(shapeOf(x), *both)
-                               : both;
-    if (failed(all))
-      return nodeError("operand shapes do not broadcast");
-    if (!elementOf(x).isInteger(1))
-      return nodeError("condition must be bool");
-    return SmallVector<Value>{
-        create<tfm::WhereOp>(tensorType(*all, elementOf(inputs[1])), x,
-                             inputs[1], inputs[2])};
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importIdentity(ArrayRef<Value> in) {
+  return SmallVector<Value>{in[0]};
+}
+
+llvm::Expected<Value> GraphImporter::importMatMulNode(ArrayRef<Value> in) {
+  return importMatMul(in[0], in[1]);
+}
+
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importWhere(ArrayRef<Value> in) {
+  Value x = in[0];
+  auto both = tfm::broadcastShapes(shapeOf(in[1]), shapeOf(in[2]));
+  auto all = succeeded(both) ? tfm::broadcastShapes(shapeOf(x), *both) : both;
+  if (failed(all))
+    return nodeError("operand shapes do not broadcast");
+  if (!elementOf(x).isInteger(1))
+    return nodeError("condition must be bool");
+  return SmallVector<Value>{create<tfm::WhereOp>(
+      tensorType(*all, elementOf(in[1])), x, in[1], in[2])};
+}
+
+/// Softmax before opset 13 flattens the input at `axis` (default 1); only
+/// the case where that is the last axis means the same as a softmax along
+/// it.
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importSoftmaxFlattening(ArrayRef<Value> in) {
+  int64_t rank = shapeOf(in[0]).size();
+  auto axis = normalizeAxis(intAttr("axis", 1), rank);
+  if (!axis)
+    return axis.takeError();
+  if (*axis != rank - 1)
+    return nodeError("Softmax before opset 13 over axis " + llvm::Twine(*axis) +
+                     " of a rank-" + llvm::Twine(rank) +
+                     " input (flattening semantics) is not supported");
+  return softmax(in[0], *axis);
+}
+
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importSoftmax(ArrayRef<Value> in) {
+  auto axis = normalizeAxis(intAttr("axis", -1), shapeOf(in[0]).size());
+  if (!axis)
+    return axis.takeError();
+  return softmax(in[0], *axis);
+}
+
+llvm::Expected<SmallVector<Value>> GraphImporter::softmax(Value x,
+                                                          int64_t axis) {
+  if (!elementOf(x).isF32())
+    return nodeError("input must be float");
+  return SmallVector<Value>{create<tfm::SoftmaxOp>(
+      x.getType(), x, builder.getI64IntegerAttr(axis))};
+}
+
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importConstantOfShape(ArrayRef<Value> in) {
+  auto shape = knownInts(in[0], "the shape");
+  if (!shape)
+    return shape.takeError();
+  eval::Tensor fill(eval::ElementKind::F32, {1}, 0.0);
+  Type element = builder.getF32Type();
+  if (const onnx::AttributeProto *a = attribute("value")) {
+    auto type = elementType(builder, a->t().data_type(),
+                            "node '" + nodeName + "' value");
+    if (!type)
+      return type.takeError();
+    auto value = readTensorProto(a->t(), modelDir, "node '" + nodeName + "'");
+    if (!value)
+      return value.takeError();
+    if (value->size() != 1)
+      return nodeError("value must hold one element");
+    fill = *value;
+    element = *type;
   }
-  if (op == "MatMul")
-    return single(importMatMul(inputs[0], inputs[1]));
-  if (op == "Gemm")
-    return single(importGemm(inputs));
-  if (op.rfind("Reduce", 0) == 0)
-    return single(importReduce(inputs));
-  if (op == "Softmax") {
-    int64_t rank = shapeOf(x).size();
-    auto axis = normalizeAxis(intAttr("axis", opset >= 13 ? -1 : 1), rank);
-    if (!axis)
-      return axis.takeError();
-    if (opset < 13 && *axis != rank - 1)
-      return nodeError("Softmax before opset 13 over axis " +
-                       llvm::Twine(*axis) +
-                       " of a rank-" + llvm::Twine(rank) +
-                       " input (flattening semantics) is not supported");
-    if (!elementOf(x).isF32())
-      return nodeError("input must be float");
-    return SmallVector<Value>{create<tfm::SoftmaxOp>(
-        x.getType(), x, builder.getI64IntegerAttr(*axis))};
+  TypedAttr value =
+      element.isF32()
+          ? TypedAttr(builder.getF32FloatAttr(float(fill.data[0])))
+          : TypedAttr(
+                builder.getIntegerAttr(element, eval::toIndex(fill.data[0])));
+  return SmallVector<Value>{
+      create<tfm::ConstantOfShapeOp>(tensorType(*shape, element), value)};
+}
+
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importRange(ArrayRef<Value> in) {
+  auto start = knownScalar(in[0], "start");
+  auto limit = knownScalar(in[1], "limit");
+  auto delta = knownScalar(in[2], "delta");
+  if (!start || !limit || !delta) {
+    llvm::consumeError(limit.takeError());
+    llvm::consumeError(delta.takeError());
+    return start ? nodeError("limit and delta must be scalars computable "
+                             "from constants and shapes")
+                 : start.takeError();
   }
-  if (op == "Transpose") {
-    ArrayRef<int64_t> shape = shapeOf(x);
-    SmallVector<int64_t> perm;
-    if (const onnx::AttributeProto *a = attribute("perm"))
-      perm.assign(a->ints().begin(), a->ints().end());
-    else
-      for (int64_t d = shape.size() - 1; d >= 0; --d)
-        perm.push_back(d);
-    SmallVector<int64_t> result;
-    SmallVector<bool> seen(shape.size(), false);
-    if (perm.size() != shape.size())
-      return nodeError("perm has the wrong length");
-    for (int64_t p : perm) {
-      if (p < 0 || p >= int64_t(shape.size()) || seen[p])
-        return nodeError("perm is not a permutation");
-      seen[p] = true;
-      result.push_back(shape[p]);
-    }
-    return SmallVector<Value>{create<tfm::TransposeOp>(
-        tensorType(result, elementOf(x)), x, perm)};
+  if (*delta == 0)
+    return nodeError("delta is zero");
+  int64_t count = std::max<int64_t>(
+      int64_t(std::ceil((*limit - *start) / *delta)), 0);
+  return SmallVector<Value>{create<tfm::RangeOp>(
+      tensorType({count}, elementOf(in[0])), builder.getF64FloatAttr(*start),
+      builder.getF64FloatAttr(*limit), builder.getF64FloatAttr(*delta))};
+}
+
+llvm::Expected<SmallVector<Value>>
+GraphImporter::importTrilu(ArrayRef<Value> in) {
+  Value x = in[0];
+  int64_t k = 0;
+  if (in.size() > 1 && in[1]) {
+    auto value = knownScalar(in[1], "k");
+    if (!value)
+      return value.takeError();
+    k = eval::toIndex(*value);
   }
-  if (op == "Reshape")
-    return single(importReshape(inputs));
-  if (op == "Squeeze" || op == "Unsqueeze")
-    return single(importSqueeze(inputs, op == "Unsqueeze"));
-  if (op == "Flatten") {
-    ArrayRef<int64_t> shape = shapeOf(x);
-    int64_t axis = intAttr("axis", 1);
-    if (axis < 0)
-      axis += shape.size();
-    if (axis < 0 || axis > int64_t(shape.size()))
-      return nodeError("axis is out of range");
-    int64_t outer = eval::elementCount(shape.take_front(axis));
-    int64_t inner = eval::elementCount(shape.drop_front(axis));
-    return SmallVector<Value>{create<tfm::ReshapeOp>(
-        tensorType({outer, inner}, elementOf(x)), x)};
-  }
-  if (op == "Expand") {
-    auto target = knownInts(inputs[1], "the shape");
-    if (!target)
-      return target.takeError();
-    auto shape = tfm::broadcastShapes(shapeOf(x), *target);
-    if (failed(shape))
-      return nodeError("input does not broadcast to the shape");
-    return SmallVector<Value>{
-        create<tfm::ExpandOp>(tensorType(*shape, elementOf(x)), x)};
-  }
-  if (op == "Tile") {
-    // Tile is data movement: [s0, s1, ...] -> reshape [1, s0, 1, s1, ...]
-    // -> expand [r0, s0, r1, s1, ...] -> reshape [r0*s0, r1*s1, ...].
-    auto repeats = knownInts(inputs[1], "the repeats");
-    if (!repeats)
-      return repeats.takeError();
-    ArrayRef<int64_t> shape = shapeOf(x);
-    if (repeats->size() != shape.size())
-      return nodeError("repeats has " + llvm::Twine(repeats->size()) +
-                       " entries for a rank-" + llvm::Twine(shape.size()) +
-                       " input");
-    if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
-      return SmallVector<Value>{x};
-    SmallVector<int64_t> spread, expanded, tiled;
-    for (auto [size, repeat] : llvm::zip(shape, *repeats)) {
-      if (repeat < 0)
-        return nodeError("repeats must not be negative");
-      if (size > 0 && repeat > (int64_t(1) << 40) / size)
-        return nodeError("repeats make a dimension larger than 2^40");
-      spread.append({1, size});
-      expanded.append({repeat, size});
-      tiled.push_back(repeat * size);
-    }
-    Type element = elementOf(x);
-    Value v = create<tfm::ReshapeOp>(tensorType(spread, element), x);
-    v = create<tfm::ExpandOp>(tensorType(expanded, element), v);
-    return SmallVector<Value>{
-        create<tfm::ReshapeOp>(tensorType(tiled, element), v)};
-  }
-  if (op == "Concat") {
-    for (Value v : inputs)
-      if (!v || shapeOf(v).size() != shapeOf(x).size())
-        return nodeError("inputs have different ranks");
-    auto axis = normalizeAxis(intAttr("axis", 0), shapeOf(x).size());
-    if (!axis)
-      return axis.takeError();
-    SmallVector<int64_t> shape(shapeOf(x));
-    shape[*axis] = 0;
-    for (Value v : inputs) {
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (int64_t(d) != *axis && shapeOf(v)[d] != shape[d])
-          return nodeError("inputs differ outside the concatenation axis");
-      shape[*axis] += shapeOf(v)[*axis];
-    }
-    return SmallVector<Value>{create<tfm::ConcatOp>(
-        tensorType(shape, elementOf(x)), inputs,
-        builder.getI64IntegerAttr(*axis))};
-  }
-  if (op == "Slice")
-    return single(importSlice(inputs));
-  if (op == "Split")
-    return importSplit(inputs, n.output_size());
-  if (op == "Gather") {
-    auto axis = normalizeAxis(intAttr("axis", 0), shapeOf(x).size());
-    if (!axis)
-      return axis.takeError();
-    if (!elementOf(inputs[1]).isInteger(64))
-      return nodeError("indices must be integers");
-    return SmallVector<Value>{create<tfm::GatherOp>(
-        tensorType(tfm::gatherShape(shapeOf(x), shapeOf(inputs[1]), *axis),
-                   elementOf(x)),
-        x, inputs[1], builder.getI64IntegerAttr(*axis))};
-  }
-  if (op == "Shape") {
-    int64_t rank = shapeOf(x).size();
-    Value shape = create<tfm::ShapeOp>(
-        tensorType({rank}, builder.getI64Type()), x);
-    int64_t start = intAttr("start", 0), end = intAttr("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    if (start == 0 && end == rank)
-      return SmallVector<Value>{shape};
-    return single(sliceAxis(shape, 0, start, end, 1));
-  }
-  if (op == "ConstantOfShape") {
-    auto shape = knownInts(x, "the shape");
-    if (!shape)
-      return shape.takeError();
-    eval::Tensor fill(eval::ElementKind::F32, {1}, 0.0);
-    Type element = builder.getF32Type();
-    if (const onnx::AttributeProto *a = attribute("value")) {
-      auto type = elementType(builder, a->t().data_type(),
-                              "node '" + nodeName + "' value");
-      if (!type)
-        return type.takeError();
-      auto value = readTensorProto(a->t(), modelDir, "node '" + nodeName + "'");
-      if (!value)
-        return value.takeError();
-      if (value->size() != 1)
-        return nodeError("value must hold one element");
-      fill = *value;
-      element = *type;
-    }
-    TypedAttr value =
-        element.isF32()
-            ? TypedAttr(builder.getF32FloatAttr(float(fill.data[0])))
-            : TypedAttr(builder.getIntegerAttr(element,
-                                               eval::toIndex(fill.data[0])));
-    return SmallVector<Value>{create<tfm::ConstantOfShapeOp>(
-        tensorType(*shape, element), value)};
-  }
-  if (op == "Range") {
-    auto start = knownScalar(inputs[0], "start");
-    auto limit = knownScalar(inputs[1], "limit");
-    auto delta = knownScalar(inputs[2], "delta");
-    if (!start || !limit || !delta) {
-      llvm::consumeError(limit.takeError());
-      llvm::consumeError(delta.takeError());
-      return start ? nodeError("limit and delta must be scalars computable "
-                               "from constants and shapes")
-                   : start.takeError();
-    }
-    if (*delta == 0)
-      return nodeError("delta is zero");
-    int64_t count = std::max<int64_t>(
-        int64_t(std::ceil((*limit - *start) / *delta)), 0);
-    return SmallVector<Value>{create<tfm::RangeOp>(
-        tensorType({count}, elementOf(x)), builder.getF64FloatAttr(*start),
-        builder.getF64FloatAttr(*limit), builder.getF64FloatAttr(*delta))};
-  }
-  if (op == "Trilu") {
-    int64_t k = 0;
-    if (inputs.size() > 1 && inputs[1]) {
-      auto value = knownScalar(inputs[1], "k");
-      if (!value)
-        return value.takeError();
-      k = eval::toIndex(*value);
-    }
-    if (shapeOf(x).size() < 2)
-      return nodeError("input must have rank 2 or more");
-    return SmallVector<Value>{create<tfm::TriluOp>(
-        x.getType(), x, builder.getBoolAttr(intAttr("upper", 1) != 0),
-        builder.getI64IntegerAttr(k))};
-  }
-  if (op == "Constant")
-    return single(importConstant());
-  return single(importBinary(inputs));
+  if (shapeOf(x).size() < 2)
+    return nodeError("input must have rank 2 or more");
+  return SmallVector<Value>{create<tfm::TriluOp>(
+      x.getType(), x, builder.getBoolAttr(intAttr("upper", 1) != 0),
+      builder.getI64IntegerAttr(k))};
 }
 
 llvm::Expected<Value> GraphImporter::importBinary(ArrayRef<Value> in) {
@@ -450,216 +367,7 @@ llvm::Expected<Value> GraphImporter::importReduce(ArrayRef<Value> in) {
   return create<tfm::ReduceMaxOp>(type, x, axesAttr, keepAttr);
 }
 
-llvm::Expected<Value> GraphImporter::importReshape(ArrayRef<Value> in) {
-  Value x = in[0];
-  auto target = knownInts(in[1], "the shape");
-  if (!target)
-    return target.takeError();
-  ArrayRef<int64_t> input = shapeOf(x);
-  bool allowZero = intAttr("allowzero", 0) != 0;
-  SmallVector<int64_t> shape;
-  int64_t inferred = -1, product = 1;
-  for (auto [i, d] : llvm::enumerate(*target)) {
-    if (d == 0 && !allowZero) {
-      if (i >= input.size())
-        return nodeError("shape copies dimension " + llvm::Twine(i) +
-                         " that the input does not have");
-      d = input[i];
-    }
-    if (d == -1) {
-      if (inferred >= 0)
-        return nodeError("shape has more than one -1");
-      inferred = i;
-      shape.push_back(1);
-      continue;
-    }
-    if (d < 0)
-      return nodeError("shape has a negative dimension");
-    shape.push_back(d);
-    product *= d;
-  }
-  int64_t count = eval::elementCount(input);
-  if (inferred >= 0) {
-    if (product == 0 || count % product != 0)
-      return nodeError("cannot infer the -1 dimension");
-    shape[inferred] = count / product;
-    product *= shape[inferred];
-  }
-  if (product != count)
-    return nodeError("shape holds " + llvm::Twine(product) +
-                     " elements, the input " + llvm::Twine(count));
-  return create<tfm::ReshapeOp>(tensorType(shape, elementOf(x)), x);
-}
-
-llvm::Expected<Value> GraphImporter::importSqueeze(ArrayRef<Value> in,
-                                                   bool unsqueeze) {
-  Value x = in[0];
-  ArrayRef<int64_t> input = shapeOf(x);
-  bool present = false;
-  auto axes = intsFromAttrOrInput("axes", in, 1, present);
-  if (!axes)
-    return axes.takeError();
-  int64_t rank = input.size() + (unsqueeze ? axes->size() : 0);
-  SmallVector<bool> selected(rank, false);
-  for (int64_t axis : *axes) {
-    auto normalized = normalizeAxis(axis, rank);
-    if (!normalized)
-      return normalized.takeError();
-    if (selected[*normalized])
-      return nodeError("axes repeat " + llvm::Twine(*normalized));
-    selected[*normalized] = true;
-  }
-  SmallVector<int64_t> shape;
-  if (unsqueeze) {
-    if (!present)
-      return nodeError("needs axes");
-    for (int64_t d = 0, next = 0; d < rank; ++d)
-      shape.push_back(selected[d] ? 1 : input[next++]);
-  } else {
-    for (auto [d, size] : llvm::enumerate(input)) {
-      bool drop = present ? bool(selected[d]) : size == 1;
-      if (drop && size != 1)
-        return nodeError("cannot squeeze dimension " + llvm::Twine(d) +
-                         " of size " + llvm::Twine(size));
-      if (!drop)
-        shape.push_back(size);
-    }
-  }
-  return create<tfm::ReshapeOp>(tensorType(shape, elementOf(x)), x);
-}
-
-llvm::Expected<Value> GraphImporter::sliceAxis(Value x, int64_t axis,
-                                               int64_t start, int64_t end,
-                                               int64_t step) {
-  ArrayRef<int64_t> input = shapeOf(x);
-  SmallVector<int64_t> starts(input.size(), 0), ends(input), steps(
-                                                               input.size(), 1);
-  starts[axis] = start;
-  ends[axis] = end;
-  steps[axis] = step;
-  SmallVector<int64_t> shape(input);
-  shape[axis] = tfm::sliceLength(start, end, step);
-  return create<tfm::SliceOp>(tensorType(shape, elementOf(x)), x, starts, ends,
-                              steps);
-}
-
-llvm::Expected<Value> GraphImporter::importSlice(ArrayRef<Value> in) {
-  Value x = in[0];
-  ArrayRef<int64_t> input = shapeOf(x);
-  int64_t rank = input.size();
-  SmallVector<int64_t> starts, ends, axes, steps;
-  if (opset < 10) {
-    auto ints = [&](StringRef name) {
-      const onnx::AttributeProto *a = attribute(name);
-      return a ? SmallVector<int64_t>(a->ints().begin(), a->ints().end())
-               : SmallVector<int64_t>();
-    };
-    starts = ints("starts");
-    ends = ints("ends");
-    axes = ints("axes");
-  } else {
-    if (in.size() < 3 || !in[1] || !in[2])
-      return nodeError("expects starts and ends inputs");
-    auto s = knownInts(in[1], "starts");
-    auto e = knownInts(in[2], "ends");
-    if (!s || !e) {
-      llvm::consumeError(e.takeError());
-      return s ? nodeError("ends must be computable from constants and shapes")
-               : s.takeError();
-    }
-    starts = *s;
-    ends = *e;
-    for (auto [index, target] : {std::pair{size_t(3), &axes},
-                                 std::pair{size_t(4), &steps}}) {
-      if (in.size() <= index || !in[index])
-        continue;
-      auto values = knownInts(in[index], index == 3 ? "axes" : "steps");
-      if (!values)
-        return values.takeError();
-      *target = *values;
-    }
-  }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(i);
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
-    return nodeError("starts, ends, axes and steps differ in length");
-  SmallVector<int64_t> fullStarts(rank, 0), fullEnds(input),
-      fullSteps(rank, 1);
-  SmallVector<bool> seen(rank, false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    auto axis = normalizeAxis(axes[i], rank);
-    if (!axis)
-      return axis.takeError();
-    if (seen[*axis])
-      return nodeError("axes repeat " + llvm::Twine(*axis));
-    seen[*axis] = true;
-    int64_t dim = input[*axis], step = steps[i];
-    if (step == 0)
-      return nodeError("a step is zero");
-    // ONNX's clamping: [0, dim] for positive steps, [-1, dim - 1] for
-    // negative ones (where -1 means "before the first element").
-    auto clampIndex = [&](int64_t v, bool isEnd) {
-      if (v < 0)
-        v = v < -dim ? -1 : v + dim; // saturating: INT64_MIN stays negative
-      if (step > 0)
-        return std::clamp<int64_t>(v, 0, dim);
-      // (an empty dimension leaves only -1, "before the first element")
-      return std::clamp<int64_t>(v, std::min<int64_t>(isEnd ? -1 : 0, dim - 1),
-                                 dim - 1);
-    };
-    fullStarts[*axis] = clampIndex(starts[i], false);
-    fullEnds[*axis] = clampIndex(ends[i], true);
-    fullSteps[*axis] = step;
-  }
-  SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < rank; ++d)
-    shape.push_back(tfm::sliceLength(fullStarts[d], fullEnds[d], fullSteps[d]));
-  return create<tfm::SliceOp>(tensorType(shape, elementOf(x)), x, fullStarts,
-                              fullEnds, fullSteps);
-}
-
-llvm::Expected<SmallVector<Value>>
-GraphImporter::importSplit(ArrayRef<Value> in, size_t outputs) {
-  Value x = in[0];
-  auto axis = normalizeAxis(intAttr("axis", 0), shapeOf(x).size());
-  if (!axis)
-    return axis.takeError();
-  int64_t dim = shapeOf(x)[*axis];
-  bool present = false;
-  auto sizes = intsFromAttrOrInput("split", in, 1, present);
-  if (!sizes)
-    return sizes.takeError();
-  if (!present) {
-    int64_t parts = intAttr("num_outputs", outputs);
-    if (parts <= 0)
-      return nodeError("has no outputs");
-    int64_t chunk = (dim + parts - 1) / parts;
-    for (int64_t i = 0; i < parts; ++i)
-      sizes->push_back(std::max<int64_t>(
-          std::min(chunk, dim - i * chunk), 0));
-  }
-  int64_t total = 0;
-  for (int64_t s : *sizes)
-    total += s;
-  if (total != dim || llvm::any_of(*sizes, [](int64_t s) { return s < 0; }))
-    return nodeError("split sizes do not add up to " + llvm::Twine(dim));
-  SmallVector<Value> results;
-  int64_t start = 0;
-  for (int64_t size : *sizes) {
-    auto part = sliceAxis(x, *axis, start, start + size, 1);
-    if (!part)
-      return part.takeError();
-    results.push_back(*part);
-    start += size;
-  }
-  return results;
-}
-
-llvm::Expected<Value> GraphImporter::importConstant() {
+llvm::Expected<Value> GraphImporter::importConstant(ArrayRef<Value>) {
   std::string where = path + ": node '" + nodeName + "' (Constant)";
   if (const onnx::AttributeProto *a = attribute("value")) {
     auto element = elementType(builder, a->t().data_type(), where);
@@ -691,7 +399,8 @@ llvm::Expected<Value> GraphImporter::importConstant() {
   return nodeError("has no supported value attribute");
 }
 
-llvm::Expected<Value> GraphImporter::importCast(Value x) {
+llvm::Expected<Value> GraphImporter::importCast(ArrayRef<Value> in) {
+  Value x = in[0];
   auto element = elementType(builder, intAttr("to", 0),
                              path + ": node '" + nodeName + "' (Cast) target");
   if (!element)

@@ -24,6 +24,33 @@ if kind in ("tile", "tile_bad", "tile_huge"):
     np.savez(path + ".in.npz", x=x)
     np.savez(path + ".ref.npz", y=np.tile(x, repeats if kind == "tile" else 1))
     sys.exit(0)
+if kind in ("opset9", "opset9_softmax_axis", "opset13_slice_short"):
+    # Ops whose ONNX definition changed with the opset: Slice takes starts,
+    # ends and axes as attributes before opset 10 (inputs after), Softmax
+    # flattens at `axis` (default 1) before opset 13.
+    opset = 13 if kind == "opset13_slice_short" else 9
+    if kind == "opset13_slice_short":
+        slice_node = helper.make_node("Slice", ["x", "starts"], ["s"],
+                                      name="slice_node")
+    else:
+        slice_node = helper.make_node("Slice", ["x"], ["s"], name="slice_node",
+                                      starts=[1], ends=[3], axes=[2])
+    axis = {"opset9_softmax_axis": 1}.get(kind, 2)
+    graph = helper.make_graph(
+        [slice_node,
+         helper.make_node("Softmax", ["s"], ["y"], name="softmax_node",
+                          axis=axis)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 2])],
+        [numpy_helper.from_array(np.array([1], np.int64), "starts")])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    s = x[:, :, 1:3].astype(np.float64)
+    e = np.exp(s - s.max(axis=2, keepdims=True))
+    np.savez(path + ".in.npz", x=x)
+    np.savez(path + ".ref.npz", y=e / e.sum(axis=2, keepdims=True))
+    sys.exit(0)
 w = numpy_helper.from_array(rng.standard_normal((6, 48)).astype(np.float32), "w")
 if kind == "typed":
     # The typed-field form: values in float_data instead of raw_data.
