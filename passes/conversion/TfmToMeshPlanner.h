@@ -17,8 +17,12 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
 
 #include <numeric>
+
+// Scoped to this header: its inline members trace under this name.
+#define DEBUG_TYPE "convert-tfm-to-mesh"
 
 namespace wafer::planning {
 
@@ -73,6 +77,7 @@ public:
               .Default([&](Operation *op) { return noPlan(op); });
       if (failed(result))
         return failure();
+      LLVM_DEBUG(traceOp(op));
     }
     // Compute ops are replaced; host ops stay only while distributes use them.
     for (Operation *op : llvm::reverse(worklist))
@@ -82,6 +87,15 @@ public:
   }
 
 private:
+  /// Prints, under -debug-only=convert-tfm-to-mesh, the layouts chosen for
+  /// an op's results.
+  void traceOp(Operation *op) {
+    for (Value result : op->getResults())
+      if (Value planned = plannedValues.lookup(result))
+        llvm::dbgs() << "convert-tfm-to-mesh: " << op->getName() << " at "
+                     << op->getLoc() << " -> " << planned.getType() << "\n";
+  }
+
   /// The error for an op the grid does not compute. Constant computations
   /// (masks, position tables) reach here only when tfm-fold-shapes found
   /// them too large to fold, which a long sequence causes: say so.
@@ -436,5 +450,7 @@ private:
 
 
 } // namespace wafer::planning
+
+#undef DEBUG_TYPE
 
 #endif // WAFER_PASSES_CONVERSION_TFMTOMESHPLANNER_H

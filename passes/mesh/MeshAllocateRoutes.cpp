@@ -3,6 +3,9 @@
 #include "wafer/Support/ChannelFamilies.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "mesh-allocate-routes"
 
 namespace wafer {
 #define GEN_PASS_DEF_MESHALLOCATEROUTES
@@ -74,6 +77,15 @@ public:
         setRelayed(op, false);
       }
     }
+    LLVM_DEBUG({
+      llvm::dbgs() << op->getName() << " at " << op->getLoc()
+                   << ": base colors [";
+      llvm::interleaveComma(colors, llvm::dbgs());
+      llvm::dbgs() << "]" << (op->hasAttr("relayed") ? ", relayed" : "")
+                   << "; " << result.needed << " colors needed at core ("
+                   << result.x << ", " << result.y << ") of " << budget
+                   << "\n";
+    });
     if (result.needed > budget)
       return result;
     op->setAttr("colors", DenseI32ArrayAttr::get(op->getContext(), colors));
