@@ -3,6 +3,7 @@
 #define WAFER_MESH_OPS
 
 include "MeshAttrs.td"
+include "MeshInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -60,7 +61,9 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
+def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Distributed C[M, N] = A[M, K] x B[K, N]";
   let description = [{
     `meshgemm` is the paper's MeshGEMM (section 5): on an H x W grid with
@@ -105,7 +108,10 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mesh_GemvOp : Mesh_Op<"gemv", [Pure]> {
+def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers",
+                               "getAllreduceUse"]>]> {
   let summary = "Distributed y[1, N] = x[1, K] x W[K, N] with an allreduce";
   let description = [{
     MeshGEMV (paper section 6): x is `[*, y:H]` (split along y, replicated
@@ -166,7 +172,9 @@ def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure]> {
+def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Re-blocks one split dimension along its grid axis";
   let description = [{
     The source and result layouts differ only in the block count of one
@@ -195,7 +203,10 @@ def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure]> {
   }];
 }
 
-def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure]> {
+def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers",
+                               "getAllreduceUse"]>]> {
   let summary = "RMS normalisation of the last axis, reduced with an allreduce";
   let description = [{
     `x / sqrt(mean(x^2, -1) + epsilon) * weight`. The last dimension of x
@@ -255,7 +266,9 @@ def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
+def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Stores the new token's key or value in a KV cache";
   let description = [{
     `cache` is `[1, KVH, S, D]`: S = H x C slots, the KV heads split along
@@ -293,7 +306,10 @@ def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Mesh_AttentionOp : Mesh_Op<"attention", [Pure]> {
+def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers",
+                               "getAllreduceUse"]>]> {
   let summary = "Causal attention with heads grouped by KV head";
   let description = [{
     Heads are grouped by KV head (MHA, GQA and MQA alike, paper section

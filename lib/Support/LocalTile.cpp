@@ -1,17 +1,9 @@
 //===- LocalTile.cpp - Sizes of a distributed value on one core -----------===//
 #include "wafer/Support/LocalTile.h"
-#include "wafer/Runtime/Layout.h"
 #include "wafer/Support/CheckedMath.h"
 
 using namespace mlir;
 using namespace wafer;
-
-int64_t wafer::localElements(Value distributed, mesh::GridAttr grid) {
-  auto type = cast<RankedTensorType>(distributed.getType());
-  std::vector<int64_t> shape(type.getShape());
-  return rt::localElements(shape, mesh::getLayout(type).toRuntime(),
-                           grid.getHeight(), grid.getWidth());
-}
 
 int64_t wafer::bufferBytes(int64_t elements, Type elementType) {
   int64_t bytes = saturatingMul(elements, elementType.isF16() ? 2 : 4);

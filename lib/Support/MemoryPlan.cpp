@@ -1,7 +1,7 @@
 //===- MemoryPlan.cpp - Per-core SRAM offsets of a mesh program -----------===//
 #include "wafer/Support/MemoryPlan.h"
-#include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/CheckedMath.h"
+#include "wafer/Support/LocalTile.h"
 
 #include "llvm/Support/raw_ostream.h"
 

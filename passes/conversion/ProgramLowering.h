@@ -13,10 +13,10 @@
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/FabricPlacement.h"
 #include "wafer/Runtime/Layout.h"
-#include "wafer/Support/BufferPlan.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/LocationName.h"
 #include "wafer/Support/KvCache.h"
+#include "wafer/Support/LocalTile.h"
 #include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Builders.h"
@@ -179,7 +179,7 @@ private:
     return buffer;
   }
 
-  /// The working buffers of an op (see BufferPlan.h), by suffix.
+  /// The working buffers of an op (CommunicatingOpInterface), by suffix.
   FailureOr<llvm::StringMap<FlatSymbolRefAttr>> scratchFor(Operation *op,
                                                            StringRef tag) {
     llvm::StringMap<FlatSymbolRefAttr> result;

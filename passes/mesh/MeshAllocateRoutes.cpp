@@ -158,9 +158,7 @@ struct MeshAllocateRoutesPass
       return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<mesh::GemmOp, mesh::RelayoutOp, mesh::AttentionOp,
-              mesh::KvAppendOp>(op) ||
-          getAllreduceUse(op, grid))
+      if (isa<mesh::CommunicatingOpInterface>(op))
         ops.push_back(op);
     });
     auto run = [&]() -> std::optional<ColorAllocator::Overflow> {

@@ -18,6 +18,8 @@
 #define GET_ATTRDEF_CLASSES
 #include "mesh/MeshAttrs.h.inc"
 
+#include "wafer/Dialect/Mesh/MeshInterfaces.h"
+
 #define GET_OP_CLASSES
 #include "mesh/MeshOps.h.inc"
 

@@ -1,0 +1,38 @@
+//===- MeshInterfaces.td - What communicating mesh ops tell ---*- tablegen -*-===//
+#ifndef WAFER_MESH_INTERFACES
+#define WAFER_MESH_INTERFACES
+
+include "mlir/IR/OpBase.td"
+
+def Mesh_CommunicatingOpInterface : OpInterface<"CommunicatingOpInterface"> {
+  let description = [{
+    A mesh op whose algorithm moves data between cores. The passes that
+    need to know what it moves and keeps ask the op, not a list of op
+    types: `mesh-allocate-routes` colors its channel families,
+    `mesh-check-memory` and `convert-mesh-to-core` allocate its working
+    buffers, and `mesh-choose-ktree` sizes its allreduce. A new
+    communicating op implements the methods that apply to it; the others
+    default to none.
+  }];
+  let cppNamespace = "::wafer::mesh";
+  let methods = [
+    InterfaceMethod<[{
+        The message-path families of the op on `grid` (one routing channel
+        each), under INTERLEAVE when `interleave`.
+      }], "std::vector<::wafer::ChannelFamily>", "getChannelFamilies",
+      (ins "::wafer::mesh::GridAttr":$grid, "bool":$interleave), "",
+      "return {};">,
+    InterfaceMethod<[{
+        The working buffers each core allocates during the op, in
+        allocation order.
+      }], "std::vector<::wafer::ScratchBuffer>", "getScratchBuffers",
+      (ins "::wafer::mesh::GridAttr":$grid), "", "return {};">,
+    InterfaceMethod<[{
+        How the op combines values across a grid axis with an allreduce,
+        if it does.
+      }], "std::optional<::wafer::AllreduceUse>", "getAllreduceUse",
+      (ins "::wafer::mesh::GridAttr":$grid), "", "return std::nullopt;">,
+  ];
+}
+
+#endif // WAFER_MESH_INTERFACES
