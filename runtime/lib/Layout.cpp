@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+
 namespace wafer::rt {
 
 namespace {
@@ -50,37 +52,66 @@ int64_t localElements(const std::vector<int64_t> &shape,
   return n;
 }
 
-void forEachLocalElement(
+void forEachLocalRun(
     const std::vector<int64_t> &shape, const std::vector<LayoutDim> &layout,
     int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
-    llvm::function_ref<void(int64_t localIndex, int64_t globalIndex)> visit) {
+    llvm::function_ref<void(int64_t localStart, int64_t globalStart,
+                            int64_t length)>
+        visit) {
   llvm::SmallVector<DimPlacement, 4> dims =
       placeDims(shape, layout, gridH, gridW, lx, ly);
   size_t rank = dims.size();
+  if (rank == 0) {
+    visit(0, 0, 1);
+    return;
+  }
   // The local buffer is [slots_0..slots_{r-1}, tile_0..tile_{r-1}]; walk it
-  // with an odometer whose last digit turns fastest.
-  llvm::SmallVector<int64_t, 8> extent(2 * rank), digit(2 * rank, 0);
-  int64_t total = 1;
+  // with an odometer whose last digit turns fastest, a whole tile of the
+  // last dimension (one contiguous run of the source) at a time.
+  size_t digits = 2 * rank - 1;
+  llvm::SmallVector<int64_t, 8> extent(digits), digit(digits, 0);
+  int64_t runs = 1;
   for (size_t d = 0; d < rank; ++d) {
     extent[d] = dims[d].slots;
-    extent[rank + d] = dims[d].tile;
-    total *= dims[d].slots * dims[d].tile;
+    if (d + 1 < rank)
+      extent[rank + d] = dims[d].tile;
+    runs *= dims[d].slots * (d + 1 < rank ? dims[d].tile : 1);
   }
-  for (int64_t local = 0; local < total; ++local) {
+  const DimPlacement &last = dims[rank - 1];
+  int64_t tile = last.tile;
+  for (int64_t run = 0, local = 0; run < runs; ++run, local += tile) {
     int64_t global = 0;
     for (size_t d = 0; d < rank && global >= 0; ++d) {
       const DimPlacement &p = dims[d];
       int64_t block = digit[d] * p.extent + p.pos;
-      int64_t coord = block * p.tile + digit[rank + d];
-      global = coord < p.size ? global * p.size + coord : -1;
+      int64_t coord = block * p.tile + (d + 1 < rank ? digit[rank + d] : 0);
+      global = coord < p.size || d + 1 == rank ? global * p.size + coord : -1;
     }
-    visit(local, global);
-    for (size_t i = 2 * rank; i-- > 0;) {
+    // The last dimension's coordinates past its size are padding.
+    int64_t start = (digit[rank - 1] * last.extent + last.pos) * tile;
+    int64_t valid =
+        global < 0 ? 0 : std::clamp<int64_t>(last.size - start, 0, tile);
+    if (valid > 0)
+      visit(local, global, valid);
+    if (valid < tile)
+      visit(local + valid, -1, tile - valid);
+    for (size_t i = digits; i-- > 0;) {
       if (++digit[i] < extent[i])
         break;
       digit[i] = 0;
     }
   }
+}
+
+void forEachLocalElement(
+    const std::vector<int64_t> &shape, const std::vector<LayoutDim> &layout,
+    int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
+    llvm::function_ref<void(int64_t localIndex, int64_t globalIndex)> visit) {
+  forEachLocalRun(shape, layout, gridH, gridW, lx, ly,
+                  [&](int64_t local, int64_t global, int64_t length) {
+                    for (int64_t i = 0; i < length; ++i)
+                      visit(local + i, global < 0 ? -1 : global + i);
+                  });
 }
 
 int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {

@@ -3,7 +3,11 @@
 
 #include "wafer/Runtime/RowKernels.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
+
+#include <sys/mman.h>
 
 namespace wafer::rt::emulator {
 
@@ -53,17 +57,38 @@ int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values) {
 
 class FunctionalDataPath final : public DataPath {
 public:
+  // A core's storage mirrors its SRAM: buffer b's values start at float
+  // offsetBytes / 2, so buffers the memory plan overlaps (disjoint
+  // lifetimes) share storage as they share SRAM, and a core needs two
+  // floats per SRAM word (one per f16 value; an f32 value uses one of two).
   explicit FunctionalDataPath(const Program &p) : p(p) {
     for (const Buffer &b : p.buffers) {
-      slotOffset.push_back(perCore);
-      perCore += b.elements;
+      slotOffset.push_back(b.offsetBytes / 2);
+      perCore = std::max(perCore, b.offsetBytes / 2 + b.elements);
     }
   }
 
-  void allocate(int64_t cores) override { data.assign(cores * perCore, 0.0f); }
+  // Fresh anonymous pages rather than a vector: they come zeroed, so the
+  // storage is not written twice. (Huge pages were tried: compaction made
+  // their faults slower or faster by 4x from run to run.)
+  void allocate(int64_t cores) override {
+    if (data)
+      munmap(data, bytes);
+    bytes = std::max<size_t>(size_t(cores * perCore) * sizeof(float), 1);
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      llvm::report_bad_alloc_error("emulator core storage");
+    data = static_cast<float *>(p);
+  }
+
+  ~FunctionalDataPath() override {
+    if (data)
+      munmap(data, bytes);
+  }
 
   float *storage(int32_t core, int32_t slot) override {
-    return data.data() + int64_t(core) * perCore + slotOffset[slot];
+    return data + int64_t(core) * perCore + slotOffset[slot];
   }
 
   Payload read(int32_t core, int32_t slot, int64_t elements) override {
@@ -72,10 +97,12 @@ public:
   }
 
   void write(int32_t core, int32_t slot, int32_t buffer,
-             const Payload &payload) override {
+             const Payload &payload, DType sentAs) override {
     float *dst = storage(core, slot);
     std::copy(payload->begin(), payload->end(), dst);
-    roundToType(p.buffers[buffer].dtype, dst, int64_t(payload->size()));
+    // Values sent from a buffer of the same type are rounded already.
+    if (sentAs != p.buffers[buffer].dtype)
+      roundToType(p.buffers[buffer].dtype, dst, int64_t(payload->size()));
   }
 
   int64_t kernel(int32_t core, const Op &op, const KernelSlots &slots,
@@ -91,7 +118,8 @@ private:
   const Program &p;
   int64_t perCore = 0;
   std::vector<int64_t> slotOffset;
-  std::vector<float> data;
+  float *data = nullptr;
+  size_t bytes = 0;
 };
 
 void FunctionalDataPath::rowKernel(int32_t core, const Op &op,
@@ -170,7 +198,7 @@ public:
   void allocate(int64_t) override {}
   float *storage(int32_t, int32_t) override { return nullptr; }
   Payload read(int32_t, int32_t, int64_t) override { return nullptr; }
-  void write(int32_t, int32_t, int32_t, const Payload &) override {}
+  void write(int32_t, int32_t, int32_t, const Payload &, DType) override {}
   int64_t kernel(int32_t, const Op &op, const KernelSlots &,
                  const KernelValues &values) override {
     return kernelWork(p, op, values);

@@ -44,9 +44,10 @@ public:
                          const KernelValues &values) = 0;
   /// The values of a slot, as a message carries them.
   virtual Payload read(int32_t core, int32_t slot, int64_t elements) = 0;
-  /// Stores a received message into a slot of buffer `buffer`'s type.
+  /// Stores a received message, sent from a buffer of type `sentAs`, into
+  /// a slot of buffer `buffer`'s type.
   virtual void write(int32_t core, int32_t slot, int32_t buffer,
-                     const Payload &payload) = 0;
+                     const Payload &payload, DType sentAs) = 0;
   /// Host access to a slot's storage (placement and readback).
   virtual float *storage(int32_t core, int32_t slot) = 0;
 };

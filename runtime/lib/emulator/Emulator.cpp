@@ -356,7 +356,8 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
                         slotOf(id, op.out),
                         words,
                         buffer.elements,
-                        data->read(id, slotOf(id, op.out), buffer.elements)};
+                        data->read(id, slotOf(id, op.out), buffer.elements),
+                        buffer.dtype};
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
@@ -390,7 +391,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
     c.time = start + timing.receiveCycles();
     c.busyTotal += timing.receiveCycles();
-    data->write(id, slotOf(id, op.out), op.out, msg.data);
+    data->write(id, slotOf(id, op.out), op.out, msg.data, msg.dtype);
     break;
   }
   case Step::LoopBegin:

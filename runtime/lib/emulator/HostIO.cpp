@@ -93,12 +93,19 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
                   in.shape == in.sourceShape;
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
-      forEachLocalElement(
+      forEachLocalRun(
           in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
-          [&](int64_t local, int64_t global) {
-            int64_t index = global < 0 || direct ? global
-                                                 : sourceIndex(in, global);
-            dst[local] = index < 0 ? 0.0f : (*source)[index];
+          [&](int64_t local, int64_t global, int64_t length) {
+            if (global < 0) {
+              std::fill_n(dst + local, length, 0.0f);
+            } else if (direct) {
+              std::copy_n(source->data() + global, length, dst + local);
+            } else {
+              for (int64_t i = 0; i < length; ++i) {
+                int64_t index = sourceIndex(in, global + i);
+                dst[local + i] = index < 0 ? 0.0f : (*source)[index];
+              }
+            }
           });
       roundToType(p.buffers[in.buffer].dtype, dst,
                   p.buffers[in.buffer].elements);

@@ -193,7 +193,7 @@ Network::inject(int32_t src, const Outgoing &o,
       int64_t arrival = rampStart + occ + timing.rampCycles();
       latestArrival = std::max(latestArrival, arrival);
       inboxes[int64_t(h.core) * numColors + o.color].queue.push_back(
-          {arrival, o.elements, o.data});
+          {arrival, o.elements, o.data, o.dtype});
       delivered(h.core, o.color);
     }
   }

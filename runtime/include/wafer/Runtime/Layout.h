@@ -24,6 +24,17 @@ void forEachLocalElement(
     int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
     llvm::function_ref<void(int64_t localIndex, int64_t globalIndex)> visit);
 
+/// Calls visit(localStart, globalStart, length) for the local buffer of the
+/// core at (lx, ly) in runs: local elements localStart + i hold global
+/// element globalStart + i (row-major in `shape`) for i < length, or
+/// padding when globalStart is -1. The runs cover the buffer in order.
+void forEachLocalRun(
+    const std::vector<int64_t> &shape, const std::vector<LayoutDim> &layout,
+    int64_t gridH, int64_t gridW, int64_t lx, int64_t ly,
+    llvm::function_ref<void(int64_t localStart, int64_t globalStart,
+                            int64_t length)>
+        visit);
+
 /// The row-major index into the source of a host input for element
 /// `placedIndex` of the placed tensor (applies the permutation and the
 /// broadcast, or padding, of HostTensor); -1 for padding.
