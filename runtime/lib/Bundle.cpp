@@ -203,7 +203,8 @@ CoreSet fromFb(const fb::CoreSet &c) { return {fromFb(c.x()), fromFb(c.y())}; }
 /// define (the verifier does not check them) are errors.
 class Reader {
 public:
-  explicit Reader(StringRef origin) : origin(origin) {}
+  Reader(StringRef origin, bool withWeights)
+      : origin(origin), withWeights(withWeights) {}
 
   Expected<Program> read(const fb::Bundle &in) {
     Program p;
@@ -363,7 +364,11 @@ private:
         }
       t.sourceShape = vec(in->source_shape());
       t.permutation = vec(in->permutation());
-      t.data = vec(in->data());
+      // The timing mode needs a weight's shape, not its values.
+      if (withWeights || !in->weight())
+        t.data = vec(in->data());
+      else
+        omittedWeights |= in->data() && in->data()->size() > 0;
       t.gatherIds = str(in->gather_ids());
       t.indexDim = in->index_dim();
       t.indexMap = vec(in->index_map());
@@ -374,7 +379,12 @@ private:
   }
 
   StringRef origin;
+  bool withWeights;
   bool misaligned = false;
+
+public:
+  /// Whether withWeights = false left out any weight's values.
+  bool omittedWeights = false;
 };
 
 } // namespace
@@ -402,7 +412,8 @@ bool looksLikeBundle(StringRef bytes) {
          flatbuffers::BufferHasIdentifier(bytes.data(), kBundleIdentifier);
 }
 
-Expected<Program> deserializeBundle(StringRef bytes, StringRef origin) {
+Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
+                                    bool withWeights) {
   if (!looksLikeBundle(bytes))
     return err(formatv("{0}: not a wafer bundle (no '{1}' identifier)", origin,
                        kBundleIdentifier));
@@ -436,9 +447,11 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin) {
     return err(formatv("{0}: corrupt bundle ({1} bytes after its end at byte "
                        "{2})",
                        origin, bytes.size() - used, used));
-  Expected<Program> program = Reader(origin).read(*fb::GetBundle(data));
+  Reader reader(origin, withWeights);
+  Expected<Program> program = reader.read(*fb::GetBundle(data));
   if (!program)
     return program.takeError();
+  program->weightsOmitted |= reader.omittedWeights;
   if (Error e = detail::checkIndices(*program))
     return err(origin + ": " + toString(std::move(e)));
   return program;

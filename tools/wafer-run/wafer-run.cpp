@@ -378,7 +378,10 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
           inconvertibleErrorCode(),
           path + ": is a compiled bundle; --layers and --dim-param apply to "
                  "ONNX models");
-    return rt::deserializeBundle((*file)->getBuffer(), path);
+    // As for a model: the timing mode reads no weights unless it keeps them.
+    return rt::deserializeBundle((*file)->getBuffer(), path,
+                                 modeOption != "timing" ||
+                                     !saveBundlePath.empty());
   }
   return compileOnnx(path, subset, host);
 }

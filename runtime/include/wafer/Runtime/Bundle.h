@@ -34,8 +34,11 @@ bool looksLikeBundle(llvm::StringRef bytes);
 
 /// Verifies (checksum, FlatBuffers verifier, version, every index in range)
 /// and decodes bundle bytes. `origin` names the source in error messages.
+/// Without `withWeights` the weights' values are not copied out (the
+/// program is then weightsOmitted: it runs only in the timing mode).
 llvm::Expected<Program> deserializeBundle(llvm::StringRef bytes,
-                                          llvm::StringRef origin);
+                                          llvm::StringRef origin,
+                                          bool withWeights = true);
 
 /// Reads a bundle file.
 llvm::Expected<Program> readBundleFile(llvm::StringRef path);
