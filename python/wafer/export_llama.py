@@ -37,6 +37,12 @@ linear and embedding weights, 1 + 0.1 * normal for the RMSNorm weights.
 External data (``auto``: when the initializers exceed 16 MB) goes to one
 file ``<graph>.onnx.data`` next to the graph, referenced by relative path.
 
+``--weights random`` on a model over 2 GB exports the graph as with zeros
+and then writes random values (the same distributions, one generator per
+tensor) into the external data file tensor by tensor, so the 1B model
+exports with random weights in a few hundred MB of memory (``--verify``,
+which runs the torch module, is for models under 2 GB).
+
 ``--weights zeros`` (the default for models over 2 GB) builds every parameter
 as a stride-0 view of one zero element, so that the 8B model exports in about
 a minute and 2.4 GB of memory.  torch exports it with constant folding as it
@@ -671,6 +677,30 @@ def attach_zero_weights(model, weights, data_name, data_path, external):
     return total
 
 
+def fill_random_weights(proto, weights, data_path, seed):
+    """Writes random values over the zero weights of the external data file.
+
+    One tensor at a time and in chunks, so a model of any size fits in
+    memory: normal(0, 0.02) for matrices, 1 + 0.1 * normal for the rank-1
+    (RMSNorm) weights, each tensor from its own generator seeded by
+    ``seed`` and its index.
+    """
+    chunk = 1 << 24
+    offsets = {}
+    for t in proto.graph.initializer:
+        if t.name in weights:
+            offsets[t.name] = int({e.key: e.value for e in t.external_data}["offset"])
+    with open(data_path, "r+b") as f:
+        for index, (name, shape) in enumerate(weights.items()):
+            rng = np.random.default_rng([seed, index])
+            count = int(np.prod(shape, dtype=np.int64))
+            f.seek(offsets[name])
+            for start in range(0, count, chunk):
+                values = rng.standard_normal(min(chunk, count - start), dtype=np.float32)
+                values = 1 + 0.1 * values if len(shape) == 1 else 0.02 * values
+                f.write(values.astype("<f4").tobytes())
+
+
 def _np_dtype(onnx_type):
     if hasattr(helper, "tensor_dtype_to_np_dtype"):        # onnx >= 1.13
         return np.dtype(helper.tensor_dtype_to_np_dtype(onnx_type))
@@ -686,22 +716,28 @@ def initializer_bytes(model):
     return total
 
 
-def export_graph(model, config, graph, out_dir, example, weights, external_data):
+def export_graph(model, config, graph, out_dir, example, weights, external_data,
+                 seed=0):
+    """weights: random, zeros, or streamed (random values written over the
+    zeros export's data file, for models too big to hold in memory)."""
     path = os.path.join(out_dir, f"{graph}.onnx")
     data_name = f"{graph}.onnx.data"
     data_path = os.path.join(out_dir, data_name)
     _remove(data_path)
-    weight_inputs = torch_export(model, config, graph, path, example, weights)
+    traced = "zeros" if weights == "streamed" else weights
+    weight_inputs = torch_export(model, config, graph, path, example, traced)
     proto = onnx.load(path)
     set_io_shapes(proto, config, graph)
-    if weights == "zeros":
+    if traced == "zeros":
         fold_weight_transposes(proto, weight_inputs)
         nbytes = sum(4 * int(np.prod(s, dtype=np.int64)) for s in weight_inputs.values())
-        external = external_data == "always" or (
+        external = weights == "streamed" or external_data == "always" or (
             external_data == "auto" and nbytes + initializer_bytes(proto) > EXTERNAL_AUTO_BYTES)
         if not external and nbytes > ZEROS_AUTO_BYTES:
             raise SystemExit("error: --external-data never needs weights under 2 GB")
         attach_zero_weights(proto, weight_inputs, data_name, data_path, external)
+        if weights == "streamed":
+            fill_random_weights(proto, weight_inputs, data_path, seed)
         with open(path, "wb") as f:
             f.write(proto.SerializeToString())
     else:
@@ -853,17 +889,20 @@ def main(argv=None):
     weight_bytes = 4 * config.n_params()
     weights = args.weights or ("zeros" if weight_bytes > ZEROS_AUTO_BYTES else "random")
     if weights == "random" and weight_bytes > ZEROS_AUTO_BYTES:
-        raise SystemExit(f"error: {weight_bytes / 2**30:.1f} GB of weights cannot be "
-                         f"materialised here; use --weights zeros")
-    if args.verify and weights == "zeros":
-        ap.error("--verify needs --weights random")
+        # Too big for a torch module: trace the zeros module and write the
+        # random values into the data file tensor by tensor.
+        weights = "streamed"
+    if args.verify and weights != "random":
+        ap.error("--verify needs --weights random on a model under "
+                 f"{ZEROS_AUTO_BYTES >> 30} GB (it runs the torch module)")
     os.makedirs(args.out_dir, exist_ok=True)
 
     print(f"config {args.config}: {json.dumps(asdict(config))}")
     print(f"  {config.n_params():,} parameters ({weight_bytes / 2**20:.1f} MiB), "
           f"weights {weights}, seed {args.seed}")
     t0 = time.time()
-    model = build_model(config, weights, args.seed)
+    model = build_model(config, "zeros" if weights == "streamed" else weights,
+                        args.seed)
     print(f"  built the torch module in {time.time() - t0:.2f} s")
 
     ok = True
@@ -872,7 +911,7 @@ def main(argv=None):
         save_npz(os.path.join(args.out_dir, f"inputs_{graph}.npz"), example)
         t0 = time.time()
         path, external = export_graph(model, config, graph, args.out_dir, example,
-                                      weights, args.external_data)
+                                      weights, args.external_data, args.seed)
         elapsed = time.time() - t0
         sizes = [path] + ([path + ".data"] if external else [])
         apparent = sum(os.path.getsize(p) for p in sizes)
