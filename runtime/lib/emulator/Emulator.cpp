@@ -76,6 +76,8 @@ struct Core {
   };
   SmallVector<Loop, 2> loops;
   std::optional<Outgoing> outbox;
+  /// Storage slots that sends are still reading, and until when.
+  SmallVector<std::pair<int32_t, int64_t>, 2> sending;
   SmallVector<MarkRecord, 1> marks;
   std::string error;
   /// Traced cores only: spans since the last mark (their op is the next
@@ -133,11 +135,28 @@ private:
   std::string coreName(int32_t id) const {
     return formatv("core ({0},{1})", id % W, id / W).str();
   }
-  int32_t &slotOf(int32_t id, int32_t buf) {
-    return slots[int64_t(id) * nb + buf];
+  /// The storage slot of a buffer: its own, unless swaps moved it.
+  int32_t slotOf(int32_t id, int32_t buf) const {
+    for (const auto &[buffer, slot] : swappedSlots[id])
+      if (buffer == buf)
+        return slot;
+    return buf;
   }
-  int64_t &busy(int32_t id, int32_t buf) {
-    return busyUntil[int64_t(id) * nb + slotOf(id, buf)];
+  void setSlot(int32_t id, int32_t buf, int32_t slot) {
+    SmallVector<std::pair<int32_t, int32_t>, 2> &moved = swappedSlots[id];
+    auto it = llvm::find_if(moved, [&](auto &e) { return e.first == buf; });
+    if (it != moved.end())
+      moved.erase(it);
+    if (slot != buf)
+      moved.push_back({buf, slot});
+  }
+  /// When the sends reading a buffer's storage have left the core.
+  int64_t busy(int32_t id, int32_t buf) const {
+    int32_t slot = slotOf(id, buf);
+    for (const auto &[s, until] : cores[id].sending)
+      if (s == slot)
+        return until;
+    return 0;
   }
   ExprEnv env(int32_t id) const {
     int64_t x = id % W, y = id / W;
@@ -162,8 +181,10 @@ private:
   std::vector<int32_t> roleOf;
 
   int64_t nb = 0, sramBytes = 0;
-  std::vector<int32_t> slots;     // [core * nb + buffer] -> storage slot
-  std::vector<int64_t> busyUntil; // [core * nb + slot]: pending send done
+  /// Per core, the buffers whose storage slot swaps changed, with their
+  /// slot (kept across the runs of a session, like the data in them): a
+  /// few entries per core instead of one per buffer.
+  std::vector<SmallVector<std::pair<int32_t, int32_t>, 2>> swappedSlots;
 
   /// The run's value of `t`.
   int64_t position = 0;
@@ -204,11 +225,7 @@ Error Scheduler::allocate() {
                        highest->name, sramBytes, p.target.name,
                        p.target.sramBytes));
   data->allocate(N);
-  slots.resize(N * nb);
-  for (int64_t id = 0; id < N; ++id)
-    for (int64_t b = 0; b < nb; ++b)
-      slots[id * nb + b] = int32_t(b);
-  busyUntil.assign(N * nb, 0);
+  swappedSlots.assign(N, {});
   return Error::success();
 }
 
@@ -321,9 +338,12 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     kernel({*first, second});
     break;
   }
-  case Step::Swap:
-    std::swap(slotOf(id, op.out), slotOf(id, op.in1));
+  case Step::Swap: {
+    int32_t out = slotOf(id, op.out), in = slotOf(id, op.in1);
+    setSlot(id, op.out, in);
+    setSlot(id, op.in1, out);
     break;
+  }
   case Step::Copy: {
     Expected<int64_t> to = evaluate(op.expr);
     if (!to)
@@ -443,8 +463,15 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
       });
   if (!storageFree)
     return storageFree.takeError();
-  int64_t &done = busyUntil[int64_t(src) * nb + o.storage];
-  done = std::max(done, *storageFree);
+  // Sends that left before the core's present no longer hold anything.
+  Core &c = cores[src];
+  llvm::erase_if(c.sending, [&](auto &e) { return e.second <= c.time; });
+  auto it = llvm::find_if(c.sending,
+                          [&](auto &e) { return e.first == o.storage; });
+  if (it == c.sending.end())
+    c.sending.push_back({o.storage, *storageFree});
+  else
+    it->second = std::max(it->second, *storageFree);
   return Error::success();
 }
 
@@ -467,7 +494,6 @@ Error Scheduler::deadlock() const {
 Error Scheduler::simulate() {
   cores.assign(N, Core());
   doneCores = 0;
-  std::fill(busyUntil.begin(), busyUntil.end(), 0);
   network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
   for (int32_t id = 0; id < N; ++id)
