@@ -32,6 +32,20 @@ std::string shapeText(llvm::ArrayRef<int64_t> shape);
 llvm::Expected<mlir::Type> elementType(mlir::Builder &builder, int dataType,
                                        const llvm::Twine &what);
 
+/// Where a tensor's external data lies: its file, and the bytes' offset and
+/// length in it.
+struct ExternalData {
+  std::string file;
+  int64_t offset, length;
+};
+
+/// Where a tensor's external data lies, after checking that its location
+/// stays inside `modelDir` and the file holds the `expectedBytes` its shape
+/// needs; errors start with `where`.
+llvm::Expected<ExternalData>
+locateExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
+                   const llvm::Twine &where, int64_t expectedBytes);
+
 /// The values of a TensorProto in any storage form (typed fields, raw_data,
 /// external data below `modelDir`).
 llvm::Expected<eval::Tensor> readTensorProto(const onnx::TensorProto &tensor,
