@@ -26,7 +26,38 @@
 
 namespace wafer::lowering {
 
-using namespace mlir;
+// The MLIR names this header uses (no using-directive in a header).
+using mlir::ArrayAttr;
+using mlir::ArrayRef;
+using mlir::Attribute;
+using mlir::BlockArgument;
+using mlir::cast;
+using mlir::DenseElementsAttr;
+using mlir::DenseI32ArrayAttr;
+using mlir::DenseMap;
+using mlir::dyn_cast;
+using mlir::failed;
+using mlir::failure;
+using mlir::FailureOr;
+using mlir::FlatSymbolRefAttr;
+using mlir::IntegerAttr;
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::OpBuilder;
+using mlir::Operation;
+using mlir::RankedTensorType;
+using mlir::SmallVector;
+using mlir::StringAttr;
+using mlir::StringRef;
+using mlir::succeeded;
+using mlir::success;
+using mlir::Twine;
+using mlir::Type;
+using mlir::TypeAttr;
+using mlir::Value;
+namespace func = mlir::func;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -26,7 +26,28 @@
 
 namespace wafer::planning {
 
-using namespace mlir;
+// The MLIR names this header uses (no using-directive in a header).
+using mlir::ArrayRef;
+using mlir::BlockArgument;
+using mlir::cast;
+using mlir::DenseMap;
+using mlir::dyn_cast;
+using mlir::failed;
+using mlir::failure;
+using mlir::FailureOr;
+using mlir::isa;
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::OpBuilder;
+using mlir::Operation;
+using mlir::OpOperand;
+using mlir::RankedTensorType;
+using mlir::SmallVector;
+using mlir::success;
+using mlir::Type;
+using mlir::Value;
+namespace func = mlir::func;
 
 constexpr int64_t kNone = mesh::LayoutAttr::kNone;
 constexpr int64_t kX = mesh::LayoutAttr::kX;
