@@ -3,7 +3,7 @@
 
 #include "wafer/Runtime/RowKernels.h"
 
-#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 
@@ -71,15 +71,21 @@ public:
   // Fresh anonymous pages rather than a vector: they come zeroed, so the
   // storage is not written twice. (Huge pages were tried: compaction made
   // their faults slower or faster by 4x from run to run.)
-  void allocate(int64_t cores) override {
+  llvm::Error allocate(int64_t cores) override {
     if (data)
       munmap(data, bytes);
+    data = nullptr;
     bytes = std::max<size_t>(size_t(cores * perCore) * sizeof(float), 1);
     void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-      llvm::report_bad_alloc_error("emulator core storage");
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("cannot allocate {0} bytes for the element data of "
+                        "{1} cores (the timing mode needs none)",
+                        bytes, cores));
     data = static_cast<float *>(p);
+    return llvm::Error::success();
   }
 
   ~FunctionalDataPath() override {
@@ -195,7 +201,7 @@ int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
 class TimingDataPath final : public DataPath {
 public:
   explicit TimingDataPath(const Program &p) : p(p) {}
-  void allocate(int64_t) override {}
+  llvm::Error allocate(int64_t) override { return llvm::Error::success(); }
   float *storage(int32_t, int32_t) override { return nullptr; }
   Payload read(int32_t, int32_t, int64_t) override { return nullptr; }
   void write(int32_t, int32_t, int32_t, const Payload &, DType) override {}

@@ -13,6 +13,8 @@
 
 #include "wafer/Runtime/Program.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,8 +38,9 @@ struct KernelValues {
 class DataPath {
 public:
   virtual ~DataPath();
-  /// Storage for `cores` cores, one slot per program buffer.
-  virtual void allocate(int64_t cores) = 0;
+  /// Storage for `cores` cores, one slot per program buffer (an error when
+  /// the host has not the memory).
+  virtual llvm::Error allocate(int64_t cores) = 0;
   /// Runs a local kernel (every Step that computes: Gemm .. FlashStep,
   /// Zero, Rotate, Copy) on core `core`; returns its work in operations.
   virtual int64_t kernel(int32_t core, const Op &op, const KernelSlots &slots,

@@ -180,7 +180,7 @@ private:
   std::vector<Expr> exprs;
   std::vector<int32_t> roleOf;
 
-  int64_t nb = 0, sramBytes = 0;
+  int64_t sramBytes = 0;
   /// Per core, the buffers whose storage slot swaps changed, with their
   /// slot (kept across the runs of a session, like the data in them): a
   /// few entries per core instead of one per buffer.
@@ -209,7 +209,6 @@ private:
 //===----------------------------------------------------------------------===//
 
 Error Scheduler::allocate() {
-  nb = int64_t(p.buffers.size());
   const Buffer *highest = nullptr;
   for (const Buffer &b : p.buffers) {
     int64_t end = b.offsetBytes + bytesOf(b.dtype) * b.elements;
@@ -224,7 +223,8 @@ Error Scheduler::allocate() {
                        "byte {1}, target {2} has {3} bytes per core",
                        highest->name, sramBytes, p.target.name,
                        p.target.sramBytes));
-  data->allocate(N);
+  if (Error e = data->allocate(N))
+    return e;
   swappedSlots.assign(N, {});
   return Error::success();
 }
