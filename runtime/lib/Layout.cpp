@@ -79,6 +79,9 @@ void forEachLocalRun(
   }
   const DimPlacement &last = dims[rank - 1];
   int64_t tile = last.tile;
+  // An empty buffer has no runs (however many its other dimensions hold).
+  if (tile == 0)
+    return;
   for (int64_t run = 0, local = 0; run < runs; ++run, local += tile) {
     int64_t global = 0;
     for (size_t d = 0; d < rank && global >= 0; ++d) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 
 using namespace wafer::rt;
@@ -29,6 +30,26 @@ TEST(Layout, SplitWithSlotsAndPadding) {
   EXPECT_EQ(localElements(shape, layout, 3, 2), 2 * 2 * 2);
   EXPECT_EQ(globals(shape, layout, 3, 2, 1, 0),
             (std::vector<int64_t>{2, 3, 9, 10, 6, -1, 13, -1}));
+}
+
+TEST(Layout, RunsAreContiguousSourceRangesAndPadding) {
+  // The core of SplitWithSlotsAndPadding in runs of the last dimension.
+  std::vector<int64_t> shape = {2, 7};
+  std::vector<LayoutDim> layout = {{Axis::None, 1}, {Axis::X, 4}};
+  std::vector<std::array<int64_t, 3>> runs;
+  forEachLocalRun(shape, layout, 3, 2, 1, 0,
+                  [&](int64_t local, int64_t global, int64_t length) {
+                    runs.push_back({local, global, length});
+                  });
+  EXPECT_EQ(runs, (std::vector<std::array<int64_t, 3>>{
+                      {0, 2, 2}, {2, 9, 2}, {4, 6, 1}, {5, -1, 1},
+                      {6, 13, 1}, {7, -1, 1}}));
+  // An empty last dimension has no runs, however large the others (a
+  // fuzzed bundle made this loop over 2^40 empty runs).
+  int64_t visits = 0;
+  forEachLocalRun({int64_t(1) << 40, 0}, {{Axis::None, 1}, {Axis::None, 1}},
+                  1, 1, 0, 0, [&](int64_t, int64_t, int64_t) { ++visits; });
+  EXPECT_EQ(visits, 0);
 }
 
 TEST(Layout, EveryElementPlacedOncePerReplica) {
