@@ -43,7 +43,8 @@ struct ConvertTfmToMeshPass
     // 64 levels of at least two reach every grid; more change nothing.
     if (ktreeK < 0 || ktreeK > 64) {
       module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1 "
-                       "(or 0: chosen per GEMV) and at most 64, got ")
+                       "(or 0: chosen per op by mesh-choose-ktree) and at "
+                       "most 64, got ")
           << int64_t(ktreeK);
       return signalPassFailure();
     }

@@ -11,7 +11,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     compute op of `@main` into a distributed algorithm: a matmul with more
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
     meshgemm), a matmul of a single row becomes `mesh.gemv` with the
-    `allreduce` algorithm (default a K-tree with K = `ktree-k`), add and
+    `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
+    open for `mesh-choose-ktree`), add and
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
     (inputs are converted when placed, outputs read back as f32). Host tensors (inputs, weights, constants and
     transposes of them) enter through `mesh.distribute`; graph outputs
@@ -51,8 +52,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
            "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
-           "K of the K-tree allreduce in GEMV; 0: chosen per GEMV by a cost "
-           "model">,
+           "K of the K-tree allreduces; 0: left open, chosen per op by "
+           "mesh-choose-ktree">,
     Option<"dtype", "dtype", "::wafer::GridDType",
            /*default=*/"::wafer::GridDType::f32",
            "Element type on the grid (host I/O stays f32)",

@@ -54,9 +54,10 @@ struct CompilePipelineOptions
       *this, "allreduce", llvm::cl::desc("GEMV allreduce"),
       llvm::cl::init(mesh::AllreduceAlgorithm::ktree),
       allreduceAlgorithmValues()};
-  Option<int64_t> ktreeK{*this, "ktree-k",
-                         llvm::cl::desc("K of the K-tree allreduce"),
-                         llvm::cl::init(2)};
+  Option<int64_t> ktreeK{
+      *this, "ktree-k",
+      llvm::cl::desc("K of the K-tree allreduces (0: chosen per op)"),
+      llvm::cl::init(2)};
   Option<GridDType> dtype{*this, "dtype",
                           llvm::cl::desc("Element type on the grid"),
                           llvm::cl::init(GridDType::f32), gridDTypeValues()};

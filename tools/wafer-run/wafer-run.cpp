@@ -288,8 +288,9 @@ static Expected<CompileOptions> compileOptionsFromCommandLine() {
     if (Error e = parseCompileOption(compile, name, *value))
       return std::move(e);
   if (compile.ktreeK < 0 || compile.ktreeK > 64)
-    return optionError("--ktree-k must be between 0 (chosen per GEMV) and 64, "
-                       "got " + Twine(compile.ktreeK));
+    return optionError("--ktree-k must be between 0 (chosen per op by the "
+                       "cost model) and 64, got " +
+                       Twine(compile.ktreeK));
   return compile;
 }
 

@@ -69,7 +69,7 @@ struct CompileOptions {
   std::string target = "wse2";
   mesh::GemmAlgorithm gemm = mesh::GemmAlgorithm::meshgemm;
   mesh::AllreduceAlgorithm allreduce = mesh::AllreduceAlgorithm::ktree;
-  /// K of the K-tree allreduce; 0: chosen per GEMV by the cost model.
+  /// K of the K-tree allreduces; 0: chosen per op by mesh-choose-ktree.
   int64_t ktreeK = 2;
   GridDType dtype = GridDType::f32;
   /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
