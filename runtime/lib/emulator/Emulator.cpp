@@ -501,7 +501,7 @@ Error Scheduler::simulate() {
 
   std::optional<DefaultThreadPool> pool;
   if (threads > 1)
-    pool.emplace(hardware_concurrency(threads));
+    pool.emplace(hardware_concurrency(threads - 1));
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
   while (!ready.empty()) {
@@ -513,14 +513,19 @@ Error Scheduler::simulate() {
       ready.pop();
     }
     // Cores only touch their own state while running, so any split works.
-    constexpr size_t kMinParallelBatch = 16;
+    // A batch is worth handing out only when it is large: a core's slice
+    // of a batch is often a few instructions, less than a task's overhead.
+    constexpr size_t kMinParallelBatch = 512;
     if (pool && batch.size() >= kMinParallelBatch) {
-      size_t chunk = std::max<size_t>(1, batch.size() / (4 * threads));
-      for (size_t lo = 0; lo < batch.size(); lo += chunk)
-        pool->async([&, lo, chunk] {
-          for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
-            runCore(batch[i], now);
-        });
+      size_t chunk = (batch.size() + threads - 1) / threads;
+      auto runChunk = [&](size_t lo) {
+        for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
+          runCore(batch[i], now);
+      };
+      // The pool runs all chunks but the first, which this thread runs.
+      for (size_t lo = chunk; lo < batch.size(); lo += chunk)
+        pool->async([&, lo] { runChunk(lo); });
+      runChunk(0);
       pool->wait();
     } else {
       for (int32_t id : batch)
