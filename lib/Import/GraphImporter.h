@@ -46,6 +46,15 @@ llvm::Expected<ExternalData>
 locateExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
                    const llvm::Twine &where, int64_t expectedBytes);
 
+/// The elements a tensor's dims call for and the bytes its data type stores
+/// them in (each and all); an error naming `where` when they overflow 64
+/// bits.
+struct TensorSize {
+  int64_t count, elementBytes, bytes;
+};
+llvm::Expected<TensorSize> tensorSize(const onnx::TensorProto &tensor,
+                                      const llvm::Twine &where);
+
 /// The values of a TensorProto in any storage form (typed fields, raw_data,
 /// external data below `modelDir`).
 llvm::Expected<eval::Tensor> readTensorProto(const onnx::TensorProto &tensor,

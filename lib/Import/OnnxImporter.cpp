@@ -9,7 +9,6 @@
 #include "GraphImporter.h"
 #include "OnnxChecker.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
-#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -312,23 +311,20 @@ llvm::Error GraphImporter::importInitializers(Location fileLoc) {
     if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
       return fail(where + " has a negative dimension");
     bool isFloat = element->isF32();
-    int64_t width = init.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;
-    std::optional<int64_t> count = checkedElementCount(shape);
-    std::optional<int64_t> bytes =
-        count ? checkedByteSize(*count, width) : std::nullopt;
-    if (!bytes)
-      return fail(where + " has shape " + shapeText(shape) +
-                  ", whose size overflows 64 bits");
-    if (isFloat && *count > kConstantInitializerLimit) {
+    llvm::Expected<TensorSize> size = tensorSize(init, where);
+    if (!size)
+      return size.takeError();
+    if (isFloat && size->count > kConstantInitializerLimit) {
       // Checked now, read later: a bad location or size fails the import.
       if (init.data_location() == onnx::TensorProto::EXTERNAL) {
-        auto data = locateExternalData(init, modelDir, where, *bytes);
+        auto data = locateExternalData(init, modelDir, where, size->bytes);
         if (!data)
           return data.takeError();
       } else if (init.has_raw_data() &&
-                 int64_t(init.raw_data().size()) != *bytes) {
+                 int64_t(init.raw_data().size()) != size->bytes) {
         return fail(where + " has " + llvm::Twine(init.raw_data().size()) +
-                    " bytes of data, its shape needs " + llvm::Twine(*bytes));
+                    " bytes of data, its shape needs " +
+                    llvm::Twine(size->bytes));
       }
       values[init.name()] = builder.create<tfm::WeightOp>(
           loc, tensorType(shape, *element), init.name(), path);

@@ -114,6 +114,24 @@ mapExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
   return std::move(*buffer);
 }
 
+llvm::Expected<TensorSize>
+onnx_import::tensorSize(const onnx::TensorProto &tensor,
+                        const llvm::Twine &where) {
+  int type = tensor.data_type();
+  int64_t width = type == onnx::TensorProto::BOOL       ? 1
+                  : (type == onnx::TensorProto::INT32 ||
+                     type == onnx::TensorProto::FLOAT) ? 4
+                                                        : 8;
+  std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> count = checkedElementCount(dims);
+  std::optional<int64_t> bytes =
+      count ? checkedByteSize(*count, width) : std::nullopt;
+  if (!bytes)
+    return fail(where + " has shape " + shapeText(dims) +
+                ", whose size overflows 64 bits");
+  return TensorSize{*count, width, *bytes};
+}
+
 llvm::Expected<eval::Tensor>
 onnx_import::readTensorProto(const onnx::TensorProto &tensor,
                              llvm::StringRef modelDir,
@@ -134,21 +152,14 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
     if (d < 0)
       return fail(where + " has a negative dimension");
   std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
-  int64_t width = type == onnx::TensorProto::BOOL       ? 1
-                  : (type == onnx::TensorProto::INT32 ||
-                     type == onnx::TensorProto::FLOAT) ? 4
-                                                        : 8;
   // The data's size is checked against the shape before anything of the
   // shape's size is allocated.
-  std::optional<int64_t> count = checkedElementCount(dims);
-  std::optional<int64_t> bytes =
-      count ? checkedByteSize(*count, width) : std::nullopt;
-  if (!bytes)
-    return fail(where + " has shape " + shapeText(dims) +
-                ", whose size overflows 64 bits");
+  llvm::Expected<TensorSize> size = tensorSize(tensor, where);
+  if (!size)
+    return size.takeError();
   int64_t available = -1;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    available = *bytes; // checked against the file when it is mapped
+    available = size->bytes; // checked against the file when it is mapped
   else if (tensor.has_raw_data())
     available = int64_t(tensor.raw_data().size());
   else
@@ -157,23 +168,24 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
                 : type == onnx::TensorProto::INT64  ? tensor.int64_data_size()
                                                     : tensor.int32_data_size();
   if (tensor.data_location() != onnx::TensorProto::EXTERNAL &&
-      !tensor.has_raw_data() && available != *count)
+      !tensor.has_raw_data() && available != size->count)
     return fail(where + " has " + llvm::Twine(available) +
-                " values, its shape needs " + llvm::Twine(*count));
-  if (tensor.has_raw_data() && available != *bytes)
+                " values, its shape needs " + llvm::Twine(size->count));
+  if (tensor.has_raw_data() && available != size->bytes)
     return fail(where + " has " + llvm::Twine(available) +
-                " bytes of data, its shape needs " + llvm::Twine(*bytes));
+                " bytes of data, its shape needs " +
+                llvm::Twine(size->bytes));
   std::unique_ptr<llvm::MemoryBuffer> external;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    auto buffer = mapExternalData(tensor, modelDir, where, *bytes);
+    auto buffer = mapExternalData(tensor, modelDir, where, size->bytes);
     if (!buffer)
       return buffer.takeError();
     external = std::move(*buffer);
   }
   eval::Tensor result(kind, std::move(dims));
   auto fromBytes = [&](const char *data) {
-    for (int64_t i = 0; i < *count; ++i) {
-      const char *p = data + i * width;
+    for (int64_t i = 0; i < size->count; ++i) {
+      const char *p = data + i * size->elementBytes;
       double &out = result.data[i];
       switch (type) {
       case onnx::TensorProto::FLOAT: {
@@ -214,7 +226,7 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
     return result;
   }
   auto copy = [&](const auto &field) {
-    for (int64_t i = 0; i < *count; ++i)
+    for (int64_t i = 0; i < size->count; ++i)
       result.data[i] = double(field.Get(i));
   };
   switch (type) {

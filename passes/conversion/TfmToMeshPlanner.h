@@ -38,7 +38,6 @@ using mlir::FailureOr;
 using mlir::isa;
 using mlir::Location;
 using mlir::LogicalResult;
-using mlir::MLIRContext;
 using mlir::OpBuilder;
 using mlir::Operation;
 using mlir::OpOperand;
@@ -330,10 +329,9 @@ private:
   /// K = `ktreeK`, left open when it is 0 (mesh-choose-ktree picks it once
   /// the placement is known), or a baseline.
   mesh::AllreduceAttr allreduceAttr() {
-    MLIRContext *context = func.getContext();
-    if (allreduce != mesh::AllreduceAlgorithm::ktree)
-      return mesh::AllreduceAttr::get(context, allreduce, 0);
-    return mesh::AllreduceAttr::get(context, allreduce, ktreeK);
+    return mesh::AllreduceAttr::get(
+        func.getContext(), allreduce,
+        allreduce == mesh::AllreduceAlgorithm::ktree ? ktreeK : 0);
   }
 
   template <typename BinaryOp>

@@ -1,6 +1,7 @@
 //===- MeshChooseKtree.cpp - K of each open K-tree from the cost model ----===//
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/TimingModel.h"
 #include "wafer/Support/ChannelFamilies.h"
 
 #include "llvm/Support/Debug.h"
@@ -27,7 +28,7 @@ struct MeshChooseKtreePass
     mesh::TargetAttr target = mesh::lookupTarget(module);
     if (!grid || !target)
       return;
-    const rt::Target &facts = target.getValue();
+    const rt::TimingModel timing(target.getValue());
     module.walk([&](Operation *op) {
       std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
       if (!use || !use->allreduce.isOpenKtree())
@@ -36,13 +37,14 @@ struct MeshChooseKtreePass
       auto type = cast<RankedTensorType>(op->getOperand(0).getType());
       mesh::LayoutAttr layout = mesh::getLayout(type);
       bool interleaved = layout && layout.getInterleave();
-      bool half = type.getElementType().isF16();
+      rt::DType dtype =
+          type.getElementType().isF16() ? rt::DType::F16 : rt::DType::F32;
       int64_t ring = use->alongX ? grid.getWidth() : grid.getHeight();
       int64_t values = *llvm::max_element(use->messageElements);
-      int64_t k = rt::chooseKTreeK(
-          ring, values, half ? (values + 1) / 2 : values,
-          half ? facts.macsPerCycleF16 : facts.macsPerCycleF32, facts,
-          interleaved);
+      int64_t k = rt::chooseKTreeK(ring, values,
+                                   rt::TimingModel::words(values, dtype),
+                                   timing.macsPerCycle(dtype),
+                                   timing.target(), interleaved);
       LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op->getLoc()
                               << ": ring " << ring << ", " << values
                               << " values per core -> K = " << k << "\n");

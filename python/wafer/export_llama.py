@@ -648,18 +648,19 @@ def attach_zero_weights(model, weights, data_name, data_path, external):
 
     external: in one sparse file of zeros (``data_name`` next to the graph),
     offsets aligned to ALIGN; otherwise inline raw zeros (small models only).
-    Returns the number of bytes of weights.
+    Returns {name: byte offset in the data file} (empty when not external).
     """
     g = model.graph
     kept_inputs = [i for i in g.input if i.name not in weights]
     del g.input[:]
     g.input.extend(kept_inputs)
-    offset, total = 0, 0
+    offset, offsets = 0, {}
     for name, shape in weights.items():
         nbytes = 4 * int(np.prod(shape, dtype=np.int64))
         t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=list(shape))
         if external:
             offset = (offset + ALIGN - 1) // ALIGN * ALIGN
+            offsets[name] = offset
             t.data_location = TensorProto.EXTERNAL
             for k, v in (("location", data_name), ("offset", str(offset)),
                          ("length", str(nbytes))):
@@ -669,16 +670,16 @@ def attach_zero_weights(model, weights, data_name, data_path, external):
         else:
             t.raw_data = bytes(nbytes)
         g.initializer.append(t)
-        total += nbytes
     if external:
         _remove(data_path)
         with open(data_path, "wb") as f:
             f.truncate(offset)
-    return total
+    return offsets
 
 
-def fill_random_weights(proto, weights, data_path, seed):
-    """Writes random values over the zero weights of the external data file.
+def fill_random_weights(weights, offsets, data_path, seed):
+    """Writes random values over the zero weights of the external data file
+    (``offsets``: attach_zero_weights's).
 
     One tensor at a time and in chunks, so a model of any size fits in
     memory: normal(0, 0.02) for matrices, 1 + 0.1 * normal for the rank-1
@@ -686,10 +687,6 @@ def fill_random_weights(proto, weights, data_path, seed):
     ``seed`` and its index.
     """
     chunk = 1 << 24
-    offsets = {}
-    for t in proto.graph.initializer:
-        if t.name in weights:
-            offsets[t.name] = int({e.key: e.value for e in t.external_data}["offset"])
     with open(data_path, "r+b") as f:
         for index, (name, shape) in enumerate(weights.items()):
             rng = np.random.default_rng([seed, index])
@@ -735,9 +732,10 @@ def export_graph(model, config, graph, out_dir, example, weights, external_data,
             external_data == "auto" and nbytes + initializer_bytes(proto) > EXTERNAL_AUTO_BYTES)
         if not external and nbytes > ZEROS_AUTO_BYTES:
             raise SystemExit("error: --external-data never needs weights under 2 GB")
-        attach_zero_weights(proto, weight_inputs, data_name, data_path, external)
+        offsets = attach_zero_weights(proto, weight_inputs, data_name, data_path,
+                                      external)
         if weights == "streamed":
-            fill_random_weights(proto, weight_inputs, data_path, seed)
+            fill_random_weights(weight_inputs, offsets, data_path, seed)
         with open(path, "wb") as f:
             f.write(proto.SerializeToString())
     else:

@@ -4,10 +4,9 @@
 #include "wafer/Runtime/RowKernels.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Memory.h"
 
 #include <algorithm>
-
-#include <sys/mman.h>
 
 namespace wafer::rt::emulator {
 
@@ -72,29 +71,24 @@ public:
   // storage is not written twice. (Huge pages were tried: compaction made
   // their faults slower or faster by 4x from run to run.)
   llvm::Error allocate(int64_t cores) override {
-    if (data)
-      munmap(data, bytes);
-    data = nullptr;
-    bytes = std::max<size_t>(size_t(cores * perCore) * sizeof(float), 1);
-    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    size_t bytes =
+        std::max<size_t>(size_t(cores * perCore) * sizeof(float), 1);
+    std::error_code ec;
+    data = llvm::sys::OwningMemoryBlock(llvm::sys::Memory::allocateMappedMemory(
+        bytes, nullptr, llvm::sys::Memory::MF_READ | llvm::sys::Memory::MF_WRITE,
+        ec));
+    if (ec)
       return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          llvm::formatv("cannot allocate {0} bytes for the element data of "
-                        "{1} cores (the timing mode needs none)",
-                        bytes, cores));
-    data = static_cast<float *>(p);
+          ec, llvm::formatv("cannot allocate {0} bytes for the element data "
+                            "of {1} cores (the timing mode needs none)",
+                            bytes, cores)
+                  .str());
     return llvm::Error::success();
   }
 
-  ~FunctionalDataPath() override {
-    if (data)
-      munmap(data, bytes);
-  }
-
   float *storage(int32_t core, int32_t slot) override {
-    return data + int64_t(core) * perCore + slotOffset[slot];
+    return static_cast<float *>(data.base()) + int64_t(core) * perCore +
+           slotOffset[slot];
   }
 
   Payload read(int32_t core, int32_t slot, int64_t elements) override {
@@ -124,8 +118,7 @@ private:
   const Program &p;
   int64_t perCore = 0;
   std::vector<int64_t> slotOffset;
-  float *data = nullptr;
-  size_t bytes = 0;
+  llvm::sys::OwningMemoryBlock data;
 };
 
 void FunctionalDataPath::rowKernel(int32_t core, const Op &op,
