@@ -5,7 +5,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include <numeric>
 
 using namespace mlir;
 using namespace wafer::mesh;
@@ -212,7 +211,8 @@ LogicalResult GemmOp::verify() {
   GridAttr grid = lookupGrid(*this);
   if (!grid)
     return emitOpError("needs an enclosing 'mesh.grid' attribute");
-  int64_t h = grid.getHeight(), w = grid.getWidth(), n = std::lcm(h, w);
+  int64_t h = grid.getHeight(), w = grid.getWidth(),
+          n = GemmOp::kBlocks(h, w);
   constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
                     Y = LayoutAttr::kY;
   size_t kDims = a.size() - 1, nDims = c.size() - 1;

@@ -106,6 +106,13 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The blocks K is cut into on an h x w grid: lcm(h, w), the ring
+    /// length of both block-cyclic operands.
+    static int64_t kBlocks(int64_t h, int64_t w);
+    /// The local tiles every core multiplies on `grid`.
+    ::wafer::GemmTiling getTiling(GridAttr grid);
+  }];
 }
 
 def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,

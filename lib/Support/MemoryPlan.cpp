@@ -129,7 +129,7 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
       int64_t at = freeList.allocate(bytes);
       plan.scratchOffsets[{&op, unsigned(index)}] = at;
       scratchRanges.push_back({at, bytes});
-      check(&op, "working buffer '" + scratch.suffix.substr(1) + "'", bytes,
+      check(&op, "working buffer '" + scratch.suffix().substr(1) + "'", bytes,
             at);
     }
     // Working buffers, operands read for the last time and results nobody

@@ -1,7 +1,10 @@
-//===- LowerGemm.cpp - Distributed GEMMs as core programs ----------------===//
+//===- LowerGemm.cpp - MeshGEMM, Cannon, SUMMA and allgather -------------===//
+//
+// mesh.gemm's algorithms as core programs (plans, tiling and working
+// buffers: dialects/mesh/algorithms/Gemm.cpp).
+//
+//===----------------------------------------------------------------------===//
 #include "ProgramLowering.h"
-
-#include <numeric>
 
 using namespace mlir;
 using namespace wafer;
@@ -10,33 +13,19 @@ namespace wafer::lowering {
 
 FailureOr<ProgramLowering::GemmPlan>
 ProgramLowering::planGemm(mesh::GemmOp op) {
+  auto r = resourcesFor(op, "gemm", {op.getLhs(), op.getRhs(), op.getResult()});
+  if (failed(r))
+    return failure();
   GemmPlan plan;
-  auto channels = channelsFor(op);
-  auto a = bufferFor(op.getLhs()), b = bufferFor(op.getRhs()),
-       c = bufferFor(op.getResult());
-  if (failed(channels) || failed(a) || failed(b) || failed(c))
-    return failure();
-  plan.channels = std::move(*channels);
-  plan.a = *a;
-  plan.b = *b;
-  plan.c = *c;
-  // Local tiles: A [K slots][mt][kt], B [K slots][kt][nt], C [mt][nt],
-  // the K and N tiles possibly spanning whole heads.
-  int64_t m = cast<RankedTensorType>(op.getLhs().getType()).getDimSize(0);
-  plan.ring = std::lcm(h, w);
-  plan.mt = ceilDiv(m, h);
-  plan.kt = localElements(op.getLhs(), grid) / (plan.mt * (plan.ring / w));
-  plan.nt = localElements(op.getResult(), grid) / plan.mt;
-  plan.tag = "gemm" + std::to_string(opsInfo.size());
-  auto scratch = scratchFor(op, plan.tag);
-  if (failed(scratch))
-    return failure();
-  plan.scratch = std::move(*scratch);
+  plan.channels = std::move(r->channels);
+  plan.a = r->buffers[0], plan.b = r->buffers[1], plan.c = r->buffers[2];
+  plan.tiling = op.getTiling(grid);
+  plan.scratch = std::move(r->scratch);
   // Algorithms that shift an operand in place work on a copy of an operand
   // other ops read too.
-  for (auto [suffix, buffer] : {std::pair("_a_own", &plan.a),
-                                std::pair("_b_own", &plan.b)})
-    if (FlatSymbolRefAttr own = plan.scratch.lookup(suffix)) {
+  for (auto [role, buffer] : {std::pair(BufferRole::OwnA, &plan.a),
+                              std::pair(BufferRole::OwnB, &plan.b)})
+    if (FlatSymbolRefAttr own = plan.scratch.get(role)) {
       instructions.create<core::CopyOp>(
           op.getLoc(), own, builder.getStringAttr("0"), *buffer,
           builder.getStringAttr("0"), i64(localSize(own)));
@@ -55,13 +44,14 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  int64_t ring = g.ring, mt = g.mt, kt = g.kt, nt = g.nt;
-  RingShift shiftA{
-      g.a,     g.scratch.lookup("_a_next"),     g.channels[0], w, ring / w,
-      mt * kt, "lx == " + std::to_string(w - 1)};
-  RingShift shiftB{
-      g.b,     g.scratch.lookup("_b_next"),     g.channels[1], h, ring / h,
-      kt * nt, "ly == " + std::to_string(h - 1)};
+  const GemmTiling &t = g.tiling;
+  int64_t ring = t.blocks, mt = t.mt, kt = t.kt, nt = t.nt;
+  RingShift shiftA{g.a, g.scratch.get(BufferRole::NextA),
+                   g.channels.get(ChannelRole::ShiftA), w, t.aSlots, mt * kt,
+                   "lx == " + std::to_string(w - 1)};
+  RingShift shiftB{g.b, g.scratch.get(BufferRole::NextB),
+                   g.channels.get(ChannelRole::ShiftB), h, t.bSlots, kt * nt,
+                   "ly == " + std::to_string(h - 1)};
   bool shiftsA = w > 1 || shiftA.slots > 1, shiftsB = h > 1 || shiftB.slots > 1;
   instructions.create<core::ZeroOp>(loc, g.c);
   // Alignment: row r shifts A by r, column c shifts B by c. A moves on
@@ -116,28 +106,29 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  int64_t ring = g.ring, mt = g.mt, kt = g.kt, nt = g.nt;
+  const GemmTiling &t = g.tiling;
+  int64_t ring = t.blocks, mt = t.mt, kt = t.kt, nt = t.nt;
   struct Gather {
     FlatSymbolRefAttr buffer, next, panel, channel;
     std::string pos, extent;
     int64_t steps, chunk;
   };
   Gather gatherA{g.a,
-                 g.scratch.lookup("_a_next"),
-                 g.scratch.lookup("_a_panel"),
-                 g.channels[0],
+                 g.scratch.get(BufferRole::NextA),
+                 g.scratch.get(BufferRole::PanelA),
+                 g.channels.get(ChannelRole::ShiftA),
                  "lx",
                  "W",
                  w - 1,
-                 (ring / w) * mt * kt};
+                 t.aSlots * mt * kt};
   Gather gatherB{g.b,
-                 g.scratch.lookup("_b_next"),
-                 g.scratch.lookup("_b_panel"),
-                 g.channels[1],
+                 g.scratch.get(BufferRole::NextB),
+                 g.scratch.get(BufferRole::PanelB),
+                 g.channels.get(ChannelRole::ShiftB),
                  "ly",
                  "H",
                  h - 1,
-                 (ring / h) * kt * nt};
+                 t.bSlots * kt * nt};
   auto copy = [&](FlatSymbolRefAttr dst, std::string dstSlot,
                   FlatSymbolRefAttr src, std::string srcSlot, int64_t size) {
     instructions.create<core::CopyOp>(loc, dst, builder.getStringAttr(dstSlot),
@@ -166,13 +157,13 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   for (const Gather &g : {gatherA, gatherB})
     if (g.steps > common)
       repeat(loc, std::to_string(g.steps - common), [&] { step(g, common); });
-  FlatSymbolRefAttr aBlock = g.scratch.lookup("_a_block"),
-                    bBlock = g.scratch.lookup("_b_block");
+  FlatSymbolRefAttr aBlock = g.scratch.get(BufferRole::BlockA),
+                    bBlock = g.scratch.get(BufferRole::BlockB);
   repeat(loc, std::to_string(ring), [&] {
     copy(aBlock, "0", gatherA.panel,
-         llvm::formatv("(i % W) * {0} + i / W", ring / w), mt * kt);
+         llvm::formatv("(i % W) * {0} + i / W", t.aSlots), mt * kt);
     copy(bBlock, "0", gatherB.panel,
-         llvm::formatv("(i % H) * {0} + i / H", ring / h), kt * nt);
+         llvm::formatv("(i % H) * {0} + i / H", t.bSlots), kt * nt);
     instructions.create<core::GemmTileOp>(loc, g.c, aBlock, bBlock, i64(mt),
                                           i64(kt), i64(nt));
   });
@@ -198,9 +189,10 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  int64_t mt = g.mt, kt = g.kt, nt = g.nt, ring = g.ring;
-  FlatSymbolRefAttr aPanel = g.scratch.lookup("_a_panel"),
-                    bPanel = g.scratch.lookup("_b_panel");
+  const GemmTiling &t = g.tiling;
+  int64_t mt = t.mt, kt = t.kt, nt = t.nt, ring = t.blocks;
+  FlatSymbolRefAttr aPanel = g.scratch.get(BufferRole::PanelA),
+                    bPanel = g.scratch.get(BufferRole::PanelB);
   // Block i of K (i < lcm(H, W)) is slot i / W of A's column i % W and slot
   // i / H of B's row i % H. With one slot (square grids) the owner lends
   // its whole tile by swapping; with several it copies the slot.
@@ -209,10 +201,12 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
     std::string coord, extent;
     int64_t slots, slotSize;
   };
-  Broadcast rowCast{g.a,           aPanel, g.channels[0], g.channels[1],
-                    "x",           "W",    ring / w,      mt * kt};
-  Broadcast columnCast{g.b,        bPanel, g.channels[2], g.channels[3],
-                       "y",        "H",    ring / h,      kt * nt};
+  Broadcast rowCast{g.a, aPanel, g.channels.get(ChannelRole::ForwardA),
+                    g.channels.get(ChannelRole::BackwardA), "x", "W",
+                    t.aSlots, mt * kt};
+  Broadcast columnCast{g.b, bPanel, g.channels.get(ChannelRole::ForwardB),
+                       g.channels.get(ChannelRole::BackwardB), "y", "H",
+                       t.bSlots, kt * nt};
   instructions.create<core::ZeroOp>(loc, g.c);
   repeat(loc, std::to_string(ring), [&] {
     for (const Broadcast &cast : {rowCast, columnCast}) {

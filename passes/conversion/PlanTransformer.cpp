@@ -156,7 +156,8 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
     return failure();
   auto [k, n] = *sizes;
   int64_t m = meshShape(cast<RankedTensorType>(lhsValue.getType()))[0];
-  int64_t h = grid.getHeight(), w = grid.getWidth(), ring = std::lcm(h, w);
+  int64_t h = grid.getHeight(), w = grid.getWidth(),
+          ring = mesh::GemmOp::kBlocks(h, w);
   Location loc = op->getLoc();
   FailureOr<Value> lhs;
   Value rhs;

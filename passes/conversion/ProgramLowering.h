@@ -2,8 +2,10 @@
 //
 // The state convert-mesh-to-core keeps while it lowers the mesh ops of @main
 // in program order: buffers, channels, the single role's instructions and
-// the host bindings. The GEMM and GEMV algorithms are defined in
-// LowerGemm.cpp and LowerGemv.cpp.
+// the host bindings. Each distributed algorithm's lowering is in its own
+// file, Lower<Algorithm>.cpp, next to its plan in
+// dialects/mesh/algorithms/<Algorithm>.cpp; ProgramLowering.cpp holds the
+// rest.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_PASSES_CONVERSION_PROGRAMLOWERING_H
@@ -20,6 +22,7 @@
 #include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -66,6 +69,36 @@ inline Type elementOf(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
 }
 
+/// An op's channels or working buffers, found by their role in its
+/// algorithm (and the K-tree level or allreduce message it serves), as
+/// CommunicatingOpInterface reports them.
+template <typename Role> class ByRole {
+public:
+  struct Key {
+    Role role;
+    unsigned index = 0;
+    bool operator==(const Key &other) const {
+      return role == other.role && index == other.index;
+    }
+  };
+  void add(Key key, FlatSymbolRefAttr symbol) {
+    entries.push_back({key, symbol});
+  }
+  /// The symbol of `role`, or null when the op has none (a ring of one
+  /// core, say).
+  FlatSymbolRefAttr get(Role role, unsigned index = 0) const {
+    Key key{role, index};
+    for (const auto &[entry, symbol] : entries)
+      if (entry == key)
+        return symbol;
+    return nullptr;
+  }
+
+private:
+  SmallVector<std::pair<Key, FlatSymbolRefAttr>, 4> entries;
+};
+using OpChannels = ByRole<ChannelRole>;
+using OpScratch = ByRole<BufferRole>;
 
 /// Builds one core.program from the mesh ops of @main, in program order.
 class ProgramLowering {
@@ -76,204 +109,50 @@ public:
         builder(module.getContext()), h(grid.getHeight()),
         w(grid.getWidth()) {}
 
-  LogicalResult run() {
-    MLIRContext *context = module.getContext();
-    memory = planMemory(main, grid, target.getValue().sramBytes);
-    interleave = false;
-    main.walk([&](Operation *op) {
-      for (Value v : op->getResults())
-        if (mesh::LayoutAttr layout = mesh::getLayout(v.getType()))
-          interleave |= layout.getInterleave();
-    });
-    builder.setInsertionPointToEnd(module.getBody());
-    llvm::Expected<rt::FabricPlacement> placement = rt::placeAroundDefects(
-        target.getValue(), grid.getHeight(), grid.getWidth());
-    if (!placement)
-      return module.emitError("convert-mesh-to-core: ")
-             << llvm::toString(placement.takeError());
-    auto array = [&](const std::vector<int64_t> &v) {
-      return v.empty() ? nullptr : builder.getDenseI64ArrayAttr(v);
-    };
-    program = builder.create<core::ProgramOp>(
-        main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
-        builder.getArrayAttr({}), nullptr, nullptr, array(placement->rows),
-        array(placement->cols));
-    program.getBody().emplaceBlock();
-    builder.setInsertionPointToEnd(&program.getBody().front());
-    auto role = builder.create<core::RoleOp>(
-        main.getLoc(), "all",
-        core::CoreSetAttr::get(context, 0, w - 1, 1, 0, h - 1, 1));
-    role.getBody().emplaceBlock();
-    // Buffers and channels go before the role, host bindings after it.
-    declarations.setInsertionPoint(role);
-    instructions.setInsertionPointToStart(&role.getBody().front());
-    bindings.setInsertionPointToEnd(&program.getBody().front());
-
-    for (Operation &op : main.getBody().front()) {
-      LogicalResult result =
-          llvm::TypeSwitch<Operation *, LogicalResult>(&op)
-              .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
-              .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
-              .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
-              .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp,
-                    mesh::RopeOp,
-                    mesh::KvAppendOp, mesh::AttentionOp>(
-                  [&](auto op) { return lower(op); })
-              .Case<func::ReturnOp>([&](auto op) { return lower(op); })
-              .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp,
-                    tfm::ReshapeOp, tfm::EmbedOp, tfm::TransposeOp>(
-                  [&](auto) { return success(); })
-              .Default([&](Operation *op) {
-                return op->emitError("convert-mesh-to-core: cannot lower '")
-                       << op->getName() << "'";
-              });
-      if (failed(result))
-        return failure();
-    }
-    program.setOpsAttr(builder.getArrayAttr(opsInfo));
-    if (std::optional<int64_t> capacity = kvCapacityTokens())
-      program.setKvCapacityTokens(*capacity);
-    main.walk([&](mesh::KvAppendOp append) {
-      program.setPositionAttr(builder.getI64IntegerAttr(append.getPosition()));
-    });
-    return success();
-  }
+  /// Lowers @main into a core.program inserted at the end of the module.
+  LogicalResult run();
 
   /// Decode tokens the caches can take after this step: the slots still
   /// empty, then whatever SRAM is left above the program's high-water, one
   /// slot per row at a time: a slot of every cache, and of the largest
   /// attention's scores (its working buffer grows with the slots), filled
   /// on the bottom row only (concat) or on every row (shift).
-  std::optional<int64_t> kvCapacityTokens() {
-    int64_t perToken = 0, scores = 0;
-    std::optional<KvCacheLayout> layout;
-    main.walk([&](mesh::KvAppendOp append) {
-      perToken += bufferBytes(localElements(append.getNewEntry(), grid),
-                              elementOf(append));
-      layout = getKvCacheLayout(append);
-    });
-    main.walk([&](mesh::AttentionOp attention) {
-      if (!attention.isDecode())
-        return;
-      int64_t dim = attention.getKey().getType().getDimSize(3);
-      scores = std::max(
-          scores,
-          bufferBytes(localElements(attention.getQuery(), grid) / dim,
-                      elementOf(attention)));
-    });
-    perToken += scores;
-    if (!layout || perToken == 0)
-      return std::nullopt;
-    int64_t more = (target.getValue().sramBytes - memory.peakBytes) / perToken;
-    if (layout->policy == mesh::KvPolicy::concat)
-      return layout->slotsPerRow - layout->countAfter(h - 1) + more;
-    int64_t spare = 0;
-    for (int64_t row = 0; row < h; ++row)
-      spare += layout->slotsPerRow - layout->countAfter(row);
-    return spare + h * more;
-  }
+  std::optional<int64_t> kvCapacityTokens();
 
 private:
   //===--------------------------------------------------------------------===//
-  // Declarations
+  // Declarations (ProgramLowering.cpp)
   //===--------------------------------------------------------------------===//
 
   /// A buffer of `elements` values of `elementType` (f32 or f16); offsets
   /// stay 4-byte aligned.
   FailureOr<FlatSymbolRefAttr> newBuffer(Location loc, StringRef name,
                                          int64_t elements, Type elementType,
-                                         int64_t offset) {
-    int64_t bytes = bufferBytes(elements, elementType);
-    if (offset + bytes > target.getValue().sramBytes)
-      return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
-                            "buffer '")
-             << name << "' needs " << bytes << " bytes at offset " << offset
-             << " but target '" << target.getName() << "' has "
-             << target.getValue().sramBytes << " bytes per core";
-    declarations.create<core::BufferOp>(loc, name, elements, elementType,
-                                        offset);
-    bufferSizes[name] = elements;
-    return FlatSymbolRefAttr::get(declarations.getContext(), name);
-  }
-
+                                         int64_t offset);
   /// The buffer holding a distributed value, allocated on first use.
-  FailureOr<FlatSymbolRefAttr> bufferFor(Value v) {
-    if (FlatSymbolRefAttr existing = buffers.lookup(v))
-      return existing;
-    auto buffer = newBuffer(
-        v.getLoc(), "t" + std::to_string(buffers.size()),
-        localElements(v, grid),
-        cast<RankedTensorType>(v.getType()).getElementType(),
-        memory.valueOffsets.lookup(v));
-    if (succeeded(buffer))
-      buffers[v] = *buffer;
-    return buffer;
-  }
-
-  /// The working buffers of an op (CommunicatingOpInterface), by suffix.
-  FailureOr<llvm::StringMap<FlatSymbolRefAttr>> scratchFor(Operation *op,
-                                                           StringRef tag) {
-    llvm::StringMap<FlatSymbolRefAttr> result;
-    for (auto [index, scratch] : llvm::enumerate(scratchBuffers(op, grid))) {
-      auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix).str(),
-                              scratch.elements, elementOf(op),
-                              memory.scratchOffsets.lookup({op, index}));
-      if (failed(buffer))
-        return failure();
-      result[scratch.suffix] = *buffer;
-    }
-    return result;
-  }
-
-  FlatSymbolRefAttr channelFor(const ChannelFamily &family,
-                               int32_t baseColor) {
-    if (FlatSymbolRefAttr existing = channels.lookup(family.name))
-      return existing;
-    Location loc = program.getLoc();
-    OpBuilder::InsertionGuard guard(declarations);
-    auto channel = declarations.create<core::ChannelOp>(loc, family.name);
-    channel.getBody().emplaceBlock();
-    declarations.setInsertionPointToStart(&channel.getBody().front());
-    for (const rt::Route &route :
-         rt::buildRoutes(family.paths, family.colors, family.axis, h, w,
-                         baseColor)) {
-      SmallVector<int32_t> outs;
-      for (unsigned d = 0; d < 5; ++d)
-        if (route.outMask & (1u << d))
-          outs.push_back(int32_t(d));
-      declarations.create<core::RouteOp>(
-          loc, declarations.getI32IntegerAttr(route.color),
-          core::CoreSetAttr::get(declarations.getContext(), route.cores),
-          core::DirAttr::get(declarations.getContext(),
-                             core::Dir(unsigned(route.in))),
-          declarations.getDenseI32ArrayAttr(outs));
-    }
-    auto ref = FlatSymbolRefAttr::get(channel.getSymNameAttr());
-    channels[family.name] = ref;
-    return ref;
-  }
-
+  FailureOr<FlatSymbolRefAttr> bufferFor(Value v);
+  /// The working buffers of an op, named `tag` + their suffix.
+  FailureOr<OpScratch> scratchFor(Operation *op, StringRef tag);
+  /// The channel of a family, declared on first use from `baseColor` on.
+  FlatSymbolRefAttr channelFor(const ChannelFamily &family, int32_t baseColor);
   /// The channels of a communicating op, one per family, using the colors
   /// mesh-allocate-routes recorded.
-  FailureOr<SmallVector<FlatSymbolRefAttr>> channelsFor(Operation *op) {
-    std::vector<ChannelFamily> families =
-        getChannelFamilies(op, grid, interleave);
-    auto colors = op->getAttrOfType<DenseI32ArrayAttr>("colors");
-    if (!colors || colors.size() != int64_t(families.size()))
-      return op->emitError("convert-mesh-to-core: routing colors missing "
-                           "(run mesh-allocate-routes first)");
-    SmallVector<FlatSymbolRefAttr> result;
-    for (auto [family, base] : llvm::zip(families, colors.asArrayRef()))
-      result.push_back(channelFor(family, base));
-    return result;
-  }
-
-  int64_t recordOp(Operation *op, StringRef kind, StringRef algorithm) {
-    std::string name = locationName(op->getLoc());
-    if (name.empty())
-      name = (kind + Twine(opsInfo.size())).str();
-    opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
-    return int64_t(opsInfo.size()) - 1;
+  FailureOr<OpChannels> channelsFor(Operation *op);
+  /// What a communicating op's lowering starts from: its channels, the
+  /// buffers of `values` (its operands and results) and its working buffers,
+  /// named after `kind` and the op's index, allocated in that order.
+  struct OpResources {
+    OpChannels channels;
+    SmallVector<FlatSymbolRefAttr> buffers;
+    OpScratch scratch;
+  };
+  FailureOr<OpResources> resourcesFor(Operation *op, StringRef kind,
+                                      ArrayRef<Value> values);
+  /// Records the op for the statistics; returns its index for core.mark.
+  int64_t recordOp(Operation *op, StringRef kind, StringRef algorithm);
+  /// Elements of a declared buffer.
+  int64_t localSize(FlatSymbolRefAttr buffer) {
+    return bufferSizes.lookup(buffer.getValue());
   }
 
   //===--------------------------------------------------------------------===//
@@ -314,210 +193,82 @@ private:
     int64_t extent, slots, slotSize;
     std::string lastPosition; // condition of the core receiving the wrap
   };
-
-  void startShift(Location loc, const RingShift &s) {
-    if (s.extent > 1)
-      instructions.create<core::SendOp>(loc, s.buffer, s.channel);
-  }
-
-  void finishShift(Location loc, const RingShift &s) {
-    if (s.extent == 1) {
-      if (s.slots > 1)
-        instructions.create<core::RotateSlotsOp>(loc, s.buffer, i64(s.slotSize));
-      return;
-    }
-    instructions.create<core::RecvOp>(loc, s.next, s.channel);
-    if (s.slots > 1)
-      when(loc, s.lastPosition, [&] {
-        instructions.create<core::RotateSlotsOp>(loc, s.next, i64(s.slotSize));
-      });
-    instructions.create<core::SwapOp>(loc, s.buffer, s.next);
-  }
-
-  //===--------------------------------------------------------------------===//
-  // Ops
-  //===--------------------------------------------------------------------===//
-
-  LogicalResult lower(mesh::DistributeOp op) {
-    auto buffer = bufferFor(op.getResult());
-    if (failed(buffer))
-      return failure();
-    // Host-side reshapes only rename the row-major source's shape.
-    Value source = op.getSource();
-    auto sourceType = cast<RankedTensorType>(source.getType());
-    while (auto reshape = source.getDefiningOp<tfm::ReshapeOp>())
-      source = reshape.getInput();
-    auto input = bindings.create<core::InputOp>(
-        op.getLoc(), *buffer, bindings.getStringAttr(""),
-        TypeAttr::get(op.getResult().getType()),
-        bindings.getDenseI64ArrayAttr(sourceType.getShape()),
-        op.getPermutationAttr(), nullptr, nullptr, nullptr,
-        op.getIndexDimAttr(), op.getIndexMapAttr());
-    auto argumentName = [&](BlockArgument arg) {
-      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                     "tfm.name");
-      return name ? name.str() : "input" + std::to_string(arg.getArgNumber());
-    };
-    if (auto arg = dyn_cast<BlockArgument>(source)) {
-      input.setName(argumentName(arg));
-    } else if (auto weight = source.getDefiningOp<tfm::WeightOp>()) {
-      input.setName(weight.getName());
-      input.setWeightFileAttr(weight.getSourceAttr());
-    } else if (auto constant = source.getDefiningOp<tfm::ConstantOp>()) {
-      input.setName("constant");
-      input.setValueAttr(
-          cast<DenseElementsAttr>(constant.getValue()).reshape(sourceType));
-    } else if (auto embed = source.getDefiningOp<tfm::EmbedOp>()) {
-      auto table = embed.getTable().getDefiningOp<tfm::WeightOp>();
-      auto ids = dyn_cast<BlockArgument>(embed.getIds());
-      if (!table || !ids)
-        return op.emitError("convert-mesh-to-core: an embedding is placed "
-                            "only from a weight table and a graph input");
-      input.setName(table.getName());
-      input.setWeightFileAttr(table.getSourceAttr());
-      input.setGatherIds(argumentName(ids));
-    } else {
-      return op.emitError("convert-mesh-to-core: cannot place this host value");
-    }
-    return success();
-  }
-
-  /// What every GEMM lowering starts from: the op's channels, operand and
-  /// result buffers, tile sizes (K in lcm(H, W) blocks, the ring of the
-  /// block-cyclic layouts) and working buffers, allocated in that order.
-  struct GemmPlan {
-    SmallVector<FlatSymbolRefAttr> channels;
-    FlatSymbolRefAttr a, b, c;
-    int64_t ring = 1, mt = 0, kt = 0, nt = 0;
-    std::string tag;
-    llvm::StringMap<FlatSymbolRefAttr> scratch;
-  };
-  FailureOr<GemmPlan> planGemm(mesh::GemmOp op);
-
-  LogicalResult lower(mesh::GemmOp op);
-
-
-  /// GEMM via allgather: every core collects its row panel of A (the
-  /// blocks of all W ring positions) and column panel of B by ring shifts,
-  /// copying each arrival into its panel, then multiplies the blocks pair
-  /// by pair. Block b of A sits in chunk b % W, slot b / W of the panel
-  /// (the blocks ring position b % W holds), B's in chunk b % H.
-  LogicalResult lowerAllgather(mesh::GemmOp op);
-
-
-  /// SUMMA with the identity placement: in step i (of lcm(H, W)) the cores
-  /// of column i % W send their A block i along the row and those of row
-  /// i % H their B block i along the column; every other core receives the
-  /// block from the owner's side and forwards it one hop further, so each
-  /// hop pays the relay cycles. On a square grid the owner lends its tile by
-  /// swapping it into the panel buffer (free) and takes it back after the
-  /// multiply; otherwise it copies the block's slot into the panel.
-  LogicalResult lowerSumma(mesh::GemmOp op);
-
-
-  LogicalResult lower(mesh::GemvOp op);
-
-  /// Combines `sum` (message number `message` of the op's AllreduceUse)
-  /// over the op's reduction axis with its allreduce, so every core of the
-  /// axis ends with the combination; returns the algorithm's name for the
-  /// statistics.
-  std::string allreduce(Location loc, Operation *op,
-                        ArrayRef<FlatSymbolRefAttr> channels,
-                        const llvm::StringMap<FlatSymbolRefAttr> &scratch,
-                        FlatSymbolRefAttr sum, unsigned message,
-                        core::ElementwiseKind combine);
-
-  /// Elements of a declared buffer.
-  int64_t localSize(FlatSymbolRefAttr buffer) {
-    return bufferSizes.lookup(buffer.getValue());
-  }
-
-
-  /// The K-tree (or pipeline) over `n` ring positions with every message
-  /// moved one position at a time: a member's send to the member `stride`
-  /// positions before it is received and forwarded by each core in between
-  /// (paying the relay cycles of the receive), and so is the broadcast.
-  void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
-                   const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
-                   FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,
-                   FlatSymbolRefAttr hopOut, core::ElementwiseKind combine);
-
-
-  /// Ring allreduce of a ring's partial sums in `sum`: ringSize - 1 steps in
-  /// which every core passes the partial it last received (first its own)
-  /// to the previous ring position and adds the one arriving from the next.
-  void ringAllreduce(Location loc, FlatSymbolRefAttr sum,
-                     FlatSymbolRefAttr ring, FlatSymbolRefAttr passing,
-                     FlatSymbolRefAttr next, int64_t ringSize,
-                     core::ElementwiseKind combine);
-
-
-  LogicalResult lower(mesh::RelayoutOp op);
-  LogicalResult lower(mesh::RmsNormOp op);
-  LogicalResult lower(mesh::RopeOp op);
-  LogicalResult lower(mesh::KvAppendOp op);
-  LogicalResult lower(mesh::AttentionOp op);
-  LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
-
-  /// What both attention lowerings start from: channels, the operand and
-  /// result buffers and the working buffers, allocated in that order.
-  struct AttentionBuffers {
-    SmallVector<FlatSymbolRefAttr> channels;
-    FlatSymbolRefAttr q, k, v, out;
-    llvm::StringMap<FlatSymbolRefAttr> scratch;
-  };
-  FailureOr<AttentionBuffers> attentionBuffers(mesh::AttentionOp op);
+  void startShift(Location loc, const RingShift &s);
+  void finishShift(Location loc, const RingShift &s);
 
   /// A core.rows instruction (see its description for the sizes).
   core::RowsOp rows(Location loc, core::RowKernel kernel,
                     ArrayRef<FlatSymbolRefAttr> operands, int64_t m,
                     int64_t n, int64_t k = 0, int64_t groups = 1);
 
-  LogicalResult lower(mesh::MapOp op) {
-    auto lhs = bufferFor(op.getLhs()), rhs = bufferFor(op.getRhs()),
-         out = bufferFor(op.getResult());
-    if (failed(lhs) || failed(rhs) || failed(out))
-      return failure();
-    core::ElementwiseKind kind = core::ElementwiseKind::add;
-    if (op.getKind() == mesh::MapKind::mul)
-      kind = core::ElementwiseKind::mul;
-    else if (op.getKind() == mesh::MapKind::swiglu)
-      kind = core::ElementwiseKind::swiglu;
-    instructions.create<core::ElementwiseOp>(
-        op.getLoc(), elementwiseKind(kind), *out, *lhs, *rhs);
-    instructions.create<core::MarkOp>(
-        op.getLoc(),
-        recordOp(op, "map", mesh::stringifyMapKind(op.getKind())));
-    return success();
-  }
+  //===--------------------------------------------------------------------===//
+  // Ops without an algorithm of their own (ProgramLowering.cpp)
+  //===--------------------------------------------------------------------===//
 
-  LogicalResult lower(func::ReturnOp op) {
-    auto names = main->getAttrOfType<ArrayAttr>("tfm.output_names");
-    for (auto [i, value] : llvm::enumerate(op.getOperands())) {
-      std::string name = names && i < names.size()
-                             ? cast<StringAttr>(names[i]).str()
-                             : "output" + std::to_string(i);
-      auto collect = value.getDefiningOp<mesh::CollectOp>();
-      if (!collect)
-        return op.emitError("convert-mesh-to-core: output '")
-               << name << "' is not computed on the grid";
-      auto buffer = bufferFor(collect.getSource());
-      if (failed(buffer))
-        return failure();
-      auto sourceType = cast<RankedTensorType>(collect.getSource().getType());
-      ArrayRef<int64_t> shape = collect.getResult().getType().getShape();
-      bindings.create<core::OutputOp>(
-          op.getLoc(), *buffer, bindings.getStringAttr(name),
-          TypeAttr::get(sourceType),
-          shape == sourceType.getShape() && !collect.getPermutation() &&
-                  !collect.getIndexDim()
-              ? nullptr
-              : bindings.getDenseI64ArrayAttr(shape),
-          collect.getPermutationAttr(), collect.getIndexDimAttr(),
-          collect.getIndexMapAttr());
-    }
-    return success();
-  }
+  LogicalResult lower(mesh::DistributeOp op);
+  LogicalResult lower(mesh::MapOp op);
+  LogicalResult lower(func::ReturnOp op);
+
+  //===--------------------------------------------------------------------===//
+  // MeshGEMM, Cannon, SUMMA, allgather (LowerGemm.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// What every GEMM lowering starts from: the op's channels, operand and
+  /// result buffers, tiling and working buffers, allocated in that order.
+  struct GemmPlan {
+    OpChannels channels;
+    FlatSymbolRefAttr a, b, c;
+    GemmTiling tiling;
+    OpScratch scratch;
+  };
+  FailureOr<GemmPlan> planGemm(mesh::GemmOp op);
+  LogicalResult lower(mesh::GemmOp op);
+  LogicalResult lowerAllgather(mesh::GemmOp op);
+  LogicalResult lowerSumma(mesh::GemmOp op);
+
+  //===--------------------------------------------------------------------===//
+  // K-tree, pipeline and ring allreduce; GEMV, rms_norm (LowerAllreduce.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Combines `sum` (message number `message` of the op's AllreduceUse)
+  /// over the op's reduction axis with its allreduce, so every core of the
+  /// axis ends with the combination; returns the algorithm's name for the
+  /// statistics.
+  std::string allreduce(Location loc, Operation *op, const OpChannels &channels,
+                        const OpScratch &scratch, FlatSymbolRefAttr sum,
+                        unsigned message, core::ElementwiseKind combine);
+  void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
+                   const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
+                   FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,
+                   FlatSymbolRefAttr hopOut, core::ElementwiseKind combine);
+  void ringAllreduce(Location loc, FlatSymbolRefAttr sum,
+                     FlatSymbolRefAttr ring, FlatSymbolRefAttr passing,
+                     FlatSymbolRefAttr next, int64_t ringSize,
+                     core::ElementwiseKind combine);
+  LogicalResult lower(mesh::GemvOp op);
+  LogicalResult lower(mesh::RmsNormOp op);
+
+  //===--------------------------------------------------------------------===//
+  // The other algorithms, one file each
+  //===--------------------------------------------------------------------===//
+
+  /// LowerAttention.cpp. What both attention lowerings start from:
+  /// channels, the operand and result buffers and the working buffers,
+  /// allocated in that order.
+  struct AttentionBuffers {
+    OpChannels channels;
+    FlatSymbolRefAttr q, k, v, out;
+    OpScratch scratch;
+  };
+  FailureOr<AttentionBuffers> attentionBuffers(mesh::AttentionOp op);
+  LogicalResult lower(mesh::AttentionOp op);
+  LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
+  /// LowerKvAppend.cpp.
+  LogicalResult lower(mesh::KvAppendOp op);
+  /// LowerRelayout.cpp.
+  LogicalResult lower(mesh::RelayoutOp op);
+  /// LowerRowKernels.cpp: RoPE, a local row kernel.
+  LogicalResult lower(mesh::RopeOp op);
 
   ModuleOp module;
   func::FuncOp main;

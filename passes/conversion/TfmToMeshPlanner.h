@@ -19,7 +19,6 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
-#include <numeric>
 
 // Scoped to this header: its inline members trace under this name.
 #define DEBUG_TYPE "convert-tfm-to-mesh"
@@ -307,7 +306,7 @@ private:
       plannedValues[op->getResult(0)] = gemv.getResult();
       return success();
     }
-    int64_t ring = std::lcm(h, w);
+    int64_t ring = mesh::GemmOp::kBlocks(h, w);
     auto lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
     if (failed(lhs))
       return failure();

@@ -18,9 +18,28 @@
 
 namespace wafer {
 
+/// What a channel carries in an op's algorithm: the lowering finds the
+/// op's channels by role, never by position.
+enum class ChannelRole {
+  ShiftA,    ///< MeshGEMM/Cannon and allgather: A's ring along x.
+  ShiftB,    ///< ... and B's ring along y.
+  ForwardA,  ///< SUMMA: A's blocks moving east,
+  BackwardA, ///< ... west,
+  ForwardB,  ///< B's moving south,
+  BackwardB, ///< ... north.
+  Ring,      ///< A ring shift (ring allreduce, prefill keys, relayout).
+  TreeLevel, ///< One level of a K-tree (or the pipeline's chain).
+  Broadcast, ///< The K-tree's broadcast of the result.
+  HopIn,     ///< One hop towards position 0 (relayed trees, KV shift).
+  HopOut,    ///< One hop away from position 0 (relayed broadcast).
+};
+
 /// One routing channel's paths: the cores one kind of message travels
 /// between.
 struct ChannelFamily {
+  ChannelRole role = ChannelRole::Ring;
+  /// The K-tree level of a TreeLevel family.
+  unsigned level = 0;
   /// Unique per path set: ops with equal names share a channel and colors.
   std::string name;
   rt::Axis axis = rt::Axis::X;
@@ -30,10 +49,36 @@ struct ChannelFamily {
   int32_t numColors = 0;
 };
 
-/// A working buffer of one op, named `<op tag><suffix>` by the lowering.
+/// What a working buffer holds in an op's algorithm.
+enum class BufferRole {
+  OwnA, OwnB,     ///< GEMM: copies of operands other ops read too.
+  NextA, NextB,   ///< ... the ring shift's arriving tiles.
+  PanelA, PanelB, ///< ... gathered panels (allgather) or broadcast blocks
+                  ///< (SUMMA).
+  BlockA, BlockB, ///< ... the block pair an allgather multiplies.
+  Passing,        ///< Ring allreduce and relayout: the tile passed on,
+  Arriving,       ///< ... and the one arriving.
+  Partial,        ///< K-tree: a received partial.
+  SumOfSquares,   ///< rms_norm: one sum of squares per row.
+  Outgoing,       ///< KV shift: the token passed up,
+  Incoming,       ///< ... and the one arriving from below.
+  KeysValues,     ///< Prefill attention: the keys and values passed round,
+  KeysValuesNext, ///< ... the ones arriving,
+  MaxAndSum,      ///< ... the running max and sum per query.
+  Scores,         ///< Decode attention: scores of the local keys,
+  Max,            ///< ... their max per query head,
+  Sum,            ///< ... and their sum.
+};
+
+/// A working buffer of one op, named `<op tag><suffix()>` by the lowering.
 struct ScratchBuffer {
-  std::string suffix;
+  BufferRole role;
+  /// Which of the op's allreduces it serves (AllreduceUse::messageElements).
+  unsigned message = 0;
   int64_t elements = 0;
+
+  /// The buffer's name after the op's tag, e.g. "_a_next" or "_partial1".
+  std::string suffix() const;
 };
 
 /// How an op combines values across a grid axis with an allreduce
@@ -44,6 +89,14 @@ struct AllreduceUse {
   bool relayed = false;
   /// Elements per core of each allreduce the op runs, in order.
   std::vector<int64_t> messageElements;
+};
+
+/// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]
+/// and C [mt][nt], K cut into `blocks` = lcm(H, W) blocks of which a core
+/// holds aSlots = blocks / W of A and bSlots = blocks / H of B.
+struct GemmTiling {
+  int64_t blocks = 1, aSlots = 1, bSlots = 1;
+  int64_t mt = 0, kt = 0, nt = 0;
 };
 
 /// Elements of the local tile every core holds of a distributed value.

@@ -1,4 +1,10 @@
-//===- LowerGemv.cpp - Distributed GEMVs as core programs ----------------===//
+//===- LowerAllreduce.cpp - K-tree, pipeline and ring allreduce -----------===//
+//
+// The allreduce of MeshGEMV (paper section 6) and the ops that end with
+// one: mesh.gemv and mesh.rms_norm here, decode attention in
+// LowerAttention.cpp (plans: dialects/mesh/algorithms/Allreduce.cpp).
+//
+//===----------------------------------------------------------------------===//
 #include "ProgramLowering.h"
 
 using namespace mlir;
@@ -8,57 +14,77 @@ namespace wafer::lowering {
 
 LogicalResult ProgramLowering::lower(mesh::GemvOp op) {
   Location loc = op.getLoc();
-  auto channels = channelsFor(op);
-  auto x = bufferFor(op.getLhs()), m = bufferFor(op.getRhs()),
-       y = bufferFor(op.getResult());
-  if (failed(channels) || failed(x) || failed(m) || failed(y))
+  auto r = resourcesFor(op, "gemv", {op.getLhs(), op.getRhs(), op.getResult()});
+  if (failed(r))
     return failure();
+  FlatSymbolRefAttr x = r->buffers[0], m = r->buffers[1], y = r->buffers[2];
   // Local tiles are row-major [K..., N...]: kt x nt.
   int64_t kt = localElements(op.getLhs(), grid),
           nt = localElements(op.getResult(), grid);
-  std::string tag = "gemv" + std::to_string(opsInfo.size());
-  auto scratch = scratchFor(op, tag);
-  if (failed(scratch))
-    return failure();
-  instructions.create<core::ZeroOp>(loc, *y);
-  instructions.create<core::GemvTileOp>(loc, *y, *x, *m, i64(kt), i64(nt));
-  std::string algorithm =
-      allreduce(loc, op, *channels, *scratch, *y, 0, core::ElementwiseKind::add);
+  instructions.create<core::ZeroOp>(loc, y);
+  instructions.create<core::GemvTileOp>(loc, y, x, m, i64(kt), i64(nt));
+  std::string algorithm = allreduce(loc, op, r->channels, r->scratch, y, 0,
+                                    core::ElementwiseKind::add);
   instructions.create<core::MarkOp>(loc, recordOp(op, "gemv", algorithm));
   return success();
 }
 
+LogicalResult ProgramLowering::lower(mesh::RmsNormOp op) {
+  Location loc = op.getLoc();
+  auto r = resourcesFor(op, "norm",
+                        {op.getInput(), op.getWeight(), op.getResult()});
+  if (failed(r))
+    return failure();
+  FlatSymbolRefAttr x = r->buffers[0], weight = r->buffers[1],
+                    out = r->buffers[2];
+  int64_t length = op.getWeight().getType().getShape()[0];
+  int64_t cols = localElements(op.getWeight(), grid);
+  int64_t rowCount = localElements(op.getInput(), grid) / cols;
+  FlatSymbolRefAttr sumsq = r->scratch.get(BufferRole::SumOfSquares);
+  rows(loc, core::RowKernel::reduce_sumsq, {sumsq, x}, rowCount, cols);
+  std::string algorithm = allreduce(loc, op, r->channels, r->scratch, sumsq, 0,
+                                    core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::rms_scale, {out, x, sumsq, weight}, rowCount,
+       cols, length)
+      .setScalar(op.getEpsilon());
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "rms_norm", algorithm));
+  return success();
+}
+
 std::string ProgramLowering::allreduce(
-    Location loc, Operation *op, ArrayRef<FlatSymbolRefAttr> channels,
-    const llvm::StringMap<FlatSymbolRefAttr> &scratch, FlatSymbolRefAttr sum,
-    unsigned message, core::ElementwiseKind combine) {
+    Location loc, Operation *op, const OpChannels &channels,
+    const OpScratch &scratch, FlatSymbolRefAttr sum, unsigned message,
+    core::ElementwiseKind combine) {
   AllreduceUse use = *getAllreduceUse(op, grid);
   mesh::AllreduceAttr attr = use.allreduce;
   // The reduction runs along columns (ly, H), or along rows (lx, W).
   std::string pos = use.alongX ? "lx" : "ly", extent = use.alongX ? "W" : "H";
   int64_t reduced = use.alongX ? w : h;
-  std::string index = message ? std::to_string(message) : "";
   std::string algorithm =
       mesh::stringifyAllreduceAlgorithm(attr.getAlgorithm()).str();
   if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
     algorithm += std::to_string(attr.getK());
   if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
     if (reduced > 1)
-      ringAllreduce(loc, sum, channels[0], scratch.lookup("_pass" + index),
-                    scratch.lookup("_pass_next" + index), reduced, combine);
+      ringAllreduce(loc, sum, channels.get(ChannelRole::Ring),
+                    scratch.get(BufferRole::Passing, message),
+                    scratch.get(BufferRole::Arriving, message), reduced,
+                    combine);
     return algorithm;
   }
   std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(reduced, attr.getTreeK());
   if (levels.empty())
     return algorithm;
-  FlatSymbolRefAttr partial = scratch.lookup("_partial" + index);
+  FlatSymbolRefAttr partial = scratch.get(BufferRole::Partial, message);
   if (use.relayed) {
-    relayedTree(loc, levels, pos, reduced, sum, partial, channels[0],
-                channels[1], combine);
+    relayedTree(loc, levels, pos, reduced, sum, partial,
+                channels.get(ChannelRole::HopIn),
+                channels.get(ChannelRole::HopOut), combine);
     return algorithm + "-relayed";
   }
   for (auto [i, level] : llvm::enumerate(levels)) {
-    FlatSymbolRefAttr channel = channels[i];
+    FlatSymbolRefAttr channel = channels.get(ChannelRole::TreeLevel, i);
     std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
     std::string position =
         llvm::formatv("({0} / {1}) % {2}", pos, level.stride, level.groupSize);
@@ -75,7 +101,7 @@ std::string ProgramLowering::allreduce(
     when(loc, llvm::formatv("{0} && {1} > 0", member, position),
          [&] { instructions.create<core::SendOp>(loc, sum, channel); });
   }
-  FlatSymbolRefAttr broadcast = channels.back();
+  FlatSymbolRefAttr broadcast = channels.get(ChannelRole::Broadcast);
   when(loc, pos + " == 0",
        [&] { instructions.create<core::SendOp>(loc, sum, broadcast); });
   when(loc, pos + " != 0",

@@ -1,0 +1,41 @@
+//===- AlgorithmPlans.h - Shared pieces of the algorithm plans --*- C++ -*-===//
+//
+// What several algorithm units build from: channel families from paths,
+// the ring shift, and the allreduce every GEMV, rms_norm and decode
+// attention ends with (Allreduce.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_DIALECT_MESH_ALGORITHMS_ALGORITHMPLANS_H
+#define WAFER_DIALECT_MESH_ALGORITHMS_ALGORITHMPLANS_H
+
+#include "wafer/Dialect/Mesh/MeshOps.h"
+
+namespace wafer::mesh::plans {
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+
+/// A family of `paths`, colored so that paths sharing a link differ.
+ChannelFamily makeFamily(ChannelRole role, std::string name, rt::Axis axis,
+                         std::vector<rt::LinePath> paths);
+
+/// The ring shift along `axis` (MeshGEMM, prefill attention, relayout).
+ChannelFamily ringFamily(ChannelRole role, rt::Axis axis, GridAttr grid,
+                         bool interleave);
+
+/// The families of an allreduce along columns (y) or rows (x): one per
+/// K-tree level and the broadcast, the ring, or the relayed hops.
+std::vector<ChannelFamily> allreduceFamilies(const AllreduceUse &use,
+                                             GridAttr grid, bool interleave);
+
+/// Adds what each allreduce of `use` receives into: the ring's passing and
+/// arriving buffers or the K-tree's partial, one set per message.
+void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
+                         std::vector<ScratchBuffer> &scratch);
+
+} // namespace wafer::mesh::plans
+
+#endif // WAFER_DIALECT_MESH_ALGORITHMS_ALGORITHMPLANS_H

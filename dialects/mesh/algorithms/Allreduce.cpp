@@ -1,0 +1,114 @@
+//===- Allreduce.cpp - K-tree, pipeline and ring allreduce plans ----------===//
+//
+// The allreduce of MeshGEMV (paper section 6) and of the ops that combine
+// values the same way: mesh.gemv and mesh.rms_norm here, decode attention
+// in Attention.cpp. Lowered by passes/conversion/LowerAllreduce.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "AlgorithmPlans.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace wafer;
+using namespace wafer::mesh;
+using namespace wafer::mesh::plans;
+
+std::vector<ChannelFamily> plans::allreduceFamilies(const AllreduceUse &use,
+                                                    GridAttr grid,
+                                                    bool interleave) {
+  AllreduceAttr allreduce = use.allreduce;
+  rt::Axis axis = use.alongX ? rt::Axis::X : rt::Axis::Y;
+  int64_t n = use.alongX ? grid.getWidth() : grid.getHeight();
+  std::string axisName = use.alongX ? "x" : "y";
+  if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
+    return {ringFamily(ChannelRole::Ring, axis, grid, interleave)};
+  if (use.relayed)
+    // Every message moves one ring position at a time, so all levels
+    // share the hops towards position 0 and the broadcast the hops away.
+    return {makeFamily(ChannelRole::HopIn, "hop_in_" + axisName, axis,
+                       rt::neighborPaths(n, false, interleave)),
+            makeFamily(ChannelRole::HopOut, "hop_out_" + axisName, axis,
+                       rt::neighborPaths(n, true, interleave))};
+  std::string prefix = allreduce.getAlgorithm() == AllreduceAlgorithm::pipeline
+                           ? std::string("pipeline")
+                           : "ktree" + std::to_string(allreduce.getK());
+  if (use.alongX)
+    prefix += "_x";
+  std::vector<ChannelFamily> families;
+  for (auto [i, level] :
+       llvm::enumerate(rt::ktreeLevels(n, allreduce.getTreeK()))) {
+    families.push_back(makeFamily(ChannelRole::TreeLevel,
+                                  prefix + "_level" + std::to_string(i), axis,
+                                  rt::ktreeLevelPaths(n, level, interleave)));
+    families.back().level = unsigned(i);
+  }
+  families.push_back(makeFamily(ChannelRole::Broadcast, "broadcast_" + axisName,
+                                axis, rt::broadcastPaths(n, interleave)));
+  return families;
+}
+
+void plans::addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
+                                std::vector<ScratchBuffer> &scratch) {
+  int64_t reduced = use.alongX ? grid.getWidth() : grid.getHeight();
+  bool ring = use.allreduce.getAlgorithm() == AllreduceAlgorithm::ring;
+  bool tree =
+      !ring && !rt::ktreeLevels(reduced, use.allreduce.getTreeK()).empty();
+  for (auto [i, elements] : llvm::enumerate(use.messageElements)) {
+    unsigned message = unsigned(i);
+    if (ring && reduced > 1) {
+      scratch.push_back({BufferRole::Passing, message, elements});
+      scratch.push_back({BufferRole::Arriving, message, elements});
+    } else if (tree) {
+      scratch.push_back({BufferRole::Partial, message, elements});
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// mesh.gemv: the local GEMV, then the allreduce of the partial sums
+//===----------------------------------------------------------------------===//
+
+std::optional<AllreduceUse> GemvOp::getAllreduceUse(GridAttr grid) {
+  return AllreduceUse{reducesAlongX(), getAllreduce(),
+                      getOperation()->hasAttr("relayed"),
+                      {localElements(getResult(), grid)}};
+}
+
+std::vector<ChannelFamily> GemvOp::getChannelFamilies(GridAttr grid,
+                                                      bool interleave) {
+  return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
+}
+
+std::vector<ScratchBuffer> GemvOp::getScratchBuffers(GridAttr grid) {
+  std::vector<ScratchBuffer> scratch;
+  addAllreduceScratch(*getAllreduceUse(grid), grid, scratch);
+  return scratch;
+}
+
+//===----------------------------------------------------------------------===//
+// mesh.rms_norm: local sums of squares, their allreduce, the scaling
+//===----------------------------------------------------------------------===//
+
+std::optional<AllreduceUse> RmsNormOp::getAllreduceUse(GridAttr grid) {
+  // One sum of squares per local row.
+  bool alongX = reducesAlongX();
+  int64_t perRow = shapeOf(getWeight())[0];
+  int64_t extent = alongX ? grid.getWidth() : grid.getHeight();
+  return AllreduceUse{
+      alongX, getAllreduce(), getOperation()->hasAttr("relayed"),
+      {localElements(getInput(), grid) / ceilDiv(perRow, extent)}};
+}
+
+std::vector<ChannelFamily> RmsNormOp::getChannelFamilies(GridAttr grid,
+                                                         bool interleave) {
+  return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
+}
+
+std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {
+  AllreduceUse use = *getAllreduceUse(grid);
+  std::vector<ScratchBuffer> scratch{
+      {BufferRole::SumOfSquares, 0, use.messageElements[0]}};
+  addAllreduceScratch(use, grid, scratch);
+  return scratch;
+}

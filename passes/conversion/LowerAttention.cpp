@@ -1,0 +1,116 @@
+//===- LowerAttention.cpp - Prefill and decode attention --------------------===//
+//
+// mesh.attention (plan: dialects/mesh/algorithms/Attention.cpp); decode
+// combines its rows with the allreduce of LowerAllreduce.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "ProgramLowering.h"
+#include "wafer/Support/KvCache.h"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::lowering {
+
+FailureOr<ProgramLowering::AttentionBuffers>
+ProgramLowering::attentionBuffers(mesh::AttentionOp op) {
+  auto r = resourcesFor(
+      op, "attn", {op.getQuery(), op.getKey(), op.getValue(), op.getResult()});
+  if (failed(r))
+    return failure();
+  AttentionBuffers a;
+  a.channels = std::move(r->channels);
+  a.q = r->buffers[0], a.k = r->buffers[1], a.v = r->buffers[2],
+  a.out = r->buffers[3];
+  a.scratch = std::move(r->scratch);
+  return a;
+}
+
+LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
+    return failure();
+  const AttentionBuffers &a = *buffers;
+  ArrayRef<int64_t> keyShape = op.getKey().getType().getShape();
+  int64_t dim = keyShape[2], perRow = ceilDiv(keyShape[0], h);
+  int64_t tile = localElements(op.getKey(), grid);
+  int64_t kvHeads = tile / (perRow * dim);
+  int64_t group = op.getQuery().getType().getShape()[2] / dim;
+  FlatSymbolRefAttr kv = a.scratch.get(BufferRole::KeysValues),
+                    ml = a.scratch.get(BufferRole::MaxAndSum);
+  SmallVector<FlatSymbolRefAttr> keysThenValues{a.k, a.v};
+  for (auto [slot, source] : llvm::enumerate(keysThenValues))
+    instructions.create<core::CopyOp>(
+        loc, kv, builder.getStringAttr(std::to_string(slot)), source,
+        builder.getStringAttr("0"), i64(tile));
+  instructions.create<core::ZeroOp>(loc, a.out);
+  instructions.create<core::ZeroOp>(loc, ml);
+  // Step s scores the queries against the keys of ring position ly + s.
+  auto step = [&](std::string offset) {
+    auto kernel = rows(loc, core::RowKernel::flash_step, {a.out, ml, a.q, kv},
+                       perRow, dim, kvHeads, group);
+    kernel.setScalar(op.getScale());
+    kernel.setValid(llvm::formatv("({0}) % H * {1}", offset, perRow).str());
+    kernel.setPosition(llvm::formatv("ly * {0}", perRow).str());
+  };
+  if (h > 1) {
+    RingShift shift{kv, a.scratch.get(BufferRole::KeysValuesNext),
+                    a.channels.get(ChannelRole::Ring), h, 1,
+                    2 * tile, ""};
+    repeat(loc, std::to_string(h - 1), [&] {
+      step("ly + i");
+      startShift(loc, shift);
+      finishShift(loc, shift);
+    });
+  }
+  step("ly + " + std::to_string(h - 1));
+  rows(loc, core::RowKernel::div_rows, {a.out, ml}, perRow * kvHeads * group,
+       dim);
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "attention", "shift"));
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
+  if (!op.isDecode())
+    return lowerPrefillAttention(op);
+  Location loc = op.getLoc();
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
+    return failure();
+  const AttentionBuffers &a = *buffers;
+  ArrayRef<int64_t> cache = op.getKey().getType().getShape();
+  int64_t dim = cache[3], perRow = ceilDiv(cache[2], h);
+  // The verifier guarantees the caches come from mesh.kv_append.
+  KvCacheLayout keys =
+      getKvCacheLayout(op.getKey().getDefiningOp<mesh::KvAppendOp>());
+  int64_t kvHeads = localElements(op.getKey(), grid) / (perRow * dim);
+  int64_t group = op.getQuery().getType().getShape()[2] / dim;
+  int64_t queries = kvHeads * group;
+  FlatSymbolRefAttr scores = a.scratch.get(BufferRole::Scores),
+                    max = a.scratch.get(BufferRole::Max),
+                    sum = a.scratch.get(BufferRole::Sum);
+  // The keys this row of cores holds fill its first slots.
+  std::string valid = keys.countAfterExpr();
+  auto scoring = rows(loc, core::RowKernel::attn_scores, {scores, a.q, a.k},
+                      kvHeads, dim, perRow, group);
+  scoring.setScalar(op.getScale());
+  scoring.setValid(valid);
+  rows(loc, core::RowKernel::reduce_max, {max, scores}, queries, perRow);
+  std::string algorithm = allreduce(loc, op, a.channels, a.scratch, max, 0,
+                                    core::ElementwiseKind::max);
+  rows(loc, core::RowKernel::softmax_exp, {scores, max}, queries, perRow);
+  rows(loc, core::RowKernel::reduce_sum, {sum, scores}, queries, perRow);
+  allreduce(loc, op, a.channels, a.scratch, sum, 1, core::ElementwiseKind::add);
+  instructions.create<core::ZeroOp>(loc, a.out);
+  rows(loc, core::RowKernel::attn_values, {a.out, scores, a.v}, kvHeads, dim,
+       perRow, group);
+  allreduce(loc, op, a.channels, a.scratch, a.out, 2, core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::div_rows, {a.out, sum}, queries, dim);
+  instructions.create<core::MarkOp>(loc,
+                                    recordOp(op, "attention", algorithm));
+  return success();
+}
+
+} // namespace wafer::lowering

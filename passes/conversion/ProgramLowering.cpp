@@ -1,0 +1,330 @@
+//===- ProgramLowering.cpp - mesh ops to one core.program -----------------===//
+//
+// The lowering's declarations (buffers, channels), its walk over @main and
+// the ops without an algorithm of their own: placement, element-wise maps
+// and the outputs. Each distributed algorithm's lowering is in its own
+// file (Lower<Algorithm>.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "ProgramLowering.h"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::lowering {
+
+LogicalResult ProgramLowering::run() {
+  MLIRContext *context = module.getContext();
+  memory = planMemory(main, grid, target.getValue().sramBytes);
+  interleave = false;
+  main.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (mesh::LayoutAttr layout = mesh::getLayout(v.getType()))
+        interleave |= layout.getInterleave();
+  });
+  builder.setInsertionPointToEnd(module.getBody());
+  llvm::Expected<rt::FabricPlacement> placement = rt::placeAroundDefects(
+      target.getValue(), grid.getHeight(), grid.getWidth());
+  if (!placement)
+    return module.emitError("convert-mesh-to-core: ")
+           << llvm::toString(placement.takeError());
+  auto array = [&](const std::vector<int64_t> &v) {
+    return v.empty() ? nullptr : builder.getDenseI64ArrayAttr(v);
+  };
+  program = builder.create<core::ProgramOp>(
+      main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
+      builder.getArrayAttr({}), nullptr, nullptr, array(placement->rows),
+      array(placement->cols));
+  program.getBody().emplaceBlock();
+  builder.setInsertionPointToEnd(&program.getBody().front());
+  auto role = builder.create<core::RoleOp>(
+      main.getLoc(), "all",
+      core::CoreSetAttr::get(context, 0, w - 1, 1, 0, h - 1, 1));
+  role.getBody().emplaceBlock();
+  // Buffers and channels go before the role, host bindings after it.
+  declarations.setInsertionPoint(role);
+  instructions.setInsertionPointToStart(&role.getBody().front());
+  bindings.setInsertionPointToEnd(&program.getBody().front());
+
+  for (Operation &op : main.getBody().front()) {
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
+            .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
+            .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
+            .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp,
+                  mesh::RopeOp,
+                  mesh::KvAppendOp, mesh::AttentionOp>(
+                [&](auto op) { return lower(op); })
+            .Case<func::ReturnOp>([&](auto op) { return lower(op); })
+            .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp,
+                  tfm::ReshapeOp, tfm::EmbedOp, tfm::TransposeOp>(
+                [&](auto) { return success(); })
+            .Default([&](Operation *op) {
+              return op->emitError("convert-mesh-to-core: cannot lower '")
+                     << op->getName() << "'";
+            });
+    if (failed(result))
+      return failure();
+  }
+  program.setOpsAttr(builder.getArrayAttr(opsInfo));
+  if (std::optional<int64_t> capacity = kvCapacityTokens())
+    program.setKvCapacityTokens(*capacity);
+  main.walk([&](mesh::KvAppendOp append) {
+    program.setPositionAttr(builder.getI64IntegerAttr(append.getPosition()));
+  });
+  return success();
+}
+
+std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
+  int64_t perToken = 0, scores = 0;
+  std::optional<KvCacheLayout> layout;
+  main.walk([&](mesh::KvAppendOp append) {
+    perToken += bufferBytes(localElements(append.getNewEntry(), grid),
+                            elementOf(append));
+    layout = getKvCacheLayout(append);
+  });
+  main.walk([&](mesh::AttentionOp attention) {
+    if (!attention.isDecode())
+      return;
+    int64_t dim = attention.getKey().getType().getDimSize(3);
+    scores = std::max(
+        scores,
+        bufferBytes(localElements(attention.getQuery(), grid) / dim,
+                    elementOf(attention)));
+  });
+  perToken += scores;
+  if (!layout || perToken == 0)
+    return std::nullopt;
+  int64_t more = (target.getValue().sramBytes - memory.peakBytes) / perToken;
+  if (layout->policy == mesh::KvPolicy::concat)
+    return layout->slotsPerRow - layout->countAfter(h - 1) + more;
+  int64_t spare = 0;
+  for (int64_t row = 0; row < h; ++row)
+    spare += layout->slotsPerRow - layout->countAfter(row);
+  return spare + h * more;
+}
+
+FailureOr<FlatSymbolRefAttr> ProgramLowering::newBuffer(Location loc, StringRef name,
+                                       int64_t elements, Type elementType,
+                                       int64_t offset) {
+  int64_t bytes = bufferBytes(elements, elementType);
+  if (offset + bytes > target.getValue().sramBytes)
+    return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
+                          "buffer '")
+           << name << "' needs " << bytes << " bytes at offset " << offset
+           << " but target '" << target.getName() << "' has "
+           << target.getValue().sramBytes << " bytes per core";
+  declarations.create<core::BufferOp>(loc, name, elements, elementType,
+                                      offset);
+  bufferSizes[name] = elements;
+  return FlatSymbolRefAttr::get(declarations.getContext(), name);
+}
+
+FailureOr<FlatSymbolRefAttr> ProgramLowering::bufferFor(Value v) {
+  if (FlatSymbolRefAttr existing = buffers.lookup(v))
+    return existing;
+  auto buffer = newBuffer(
+      v.getLoc(), "t" + std::to_string(buffers.size()),
+      localElements(v, grid),
+      cast<RankedTensorType>(v.getType()).getElementType(),
+      memory.valueOffsets.lookup(v));
+  if (succeeded(buffer))
+    buffers[v] = *buffer;
+  return buffer;
+}
+
+FlatSymbolRefAttr ProgramLowering::channelFor(const ChannelFamily &family,
+                             int32_t baseColor) {
+  if (FlatSymbolRefAttr existing = channels.lookup(family.name))
+    return existing;
+  Location loc = program.getLoc();
+  OpBuilder::InsertionGuard guard(declarations);
+  auto channel = declarations.create<core::ChannelOp>(loc, family.name);
+  channel.getBody().emplaceBlock();
+  declarations.setInsertionPointToStart(&channel.getBody().front());
+  for (const rt::Route &route :
+       rt::buildRoutes(family.paths, family.colors, family.axis, h, w,
+                       baseColor)) {
+    SmallVector<int32_t> outs;
+    for (unsigned d = 0; d < 5; ++d)
+      if (route.outMask & (1u << d))
+        outs.push_back(int32_t(d));
+    declarations.create<core::RouteOp>(
+        loc, declarations.getI32IntegerAttr(route.color),
+        core::CoreSetAttr::get(declarations.getContext(), route.cores),
+        core::DirAttr::get(declarations.getContext(),
+                           core::Dir(unsigned(route.in))),
+        declarations.getDenseI32ArrayAttr(outs));
+  }
+  auto ref = FlatSymbolRefAttr::get(channel.getSymNameAttr());
+  channels[family.name] = ref;
+  return ref;
+}
+
+FailureOr<OpChannels> ProgramLowering::channelsFor(Operation *op) {
+  std::vector<ChannelFamily> families =
+      getChannelFamilies(op, grid, interleave);
+  auto colors = op->getAttrOfType<DenseI32ArrayAttr>("colors");
+  if (!colors || colors.size() != int64_t(families.size()))
+    return op->emitError("convert-mesh-to-core: routing colors missing "
+                         "(run mesh-allocate-routes first)");
+  OpChannels result;
+  for (auto [family, base] : llvm::zip(families, colors.asArrayRef()))
+    result.add({family.role, family.level}, channelFor(family, base));
+  return result;
+}
+
+FailureOr<OpScratch> ProgramLowering::scratchFor(Operation *op,
+                                                 StringRef tag) {
+  OpScratch result;
+  for (auto [index, scratch] : llvm::enumerate(scratchBuffers(op, grid))) {
+    auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix()).str(),
+                            scratch.elements, elementOf(op),
+                            memory.scratchOffsets.lookup({op, index}));
+    if (failed(buffer))
+      return failure();
+    result.add({scratch.role, scratch.message}, *buffer);
+  }
+  return result;
+}
+
+FailureOr<ProgramLowering::OpResources>
+ProgramLowering::resourcesFor(Operation *op, StringRef kind,
+                              ArrayRef<Value> values) {
+  OpResources resources;
+  auto channels = channelsFor(op);
+  if (failed(channels))
+    return failure();
+  resources.channels = std::move(*channels);
+  for (Value value : values) {
+    auto buffer = bufferFor(value);
+    if (failed(buffer))
+      return failure();
+    resources.buffers.push_back(*buffer);
+  }
+  auto scratch = scratchFor(op, (kind + Twine(opsInfo.size())).str());
+  if (failed(scratch))
+    return failure();
+  resources.scratch = std::move(*scratch);
+  return resources;
+}
+
+int64_t ProgramLowering::recordOp(Operation *op, StringRef kind, StringRef algorithm) {
+  std::string name = locationName(op->getLoc());
+  if (name.empty())
+    name = (kind + Twine(opsInfo.size())).str();
+  opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
+  return int64_t(opsInfo.size()) - 1;
+}
+
+void ProgramLowering::startShift(Location loc, const RingShift &s) {
+  if (s.extent > 1)
+    instructions.create<core::SendOp>(loc, s.buffer, s.channel);
+}
+
+void ProgramLowering::finishShift(Location loc, const RingShift &s) {
+  if (s.extent == 1) {
+    if (s.slots > 1)
+      instructions.create<core::RotateSlotsOp>(loc, s.buffer, i64(s.slotSize));
+    return;
+  }
+  instructions.create<core::RecvOp>(loc, s.next, s.channel);
+  if (s.slots > 1)
+    when(loc, s.lastPosition, [&] {
+      instructions.create<core::RotateSlotsOp>(loc, s.next, i64(s.slotSize));
+    });
+  instructions.create<core::SwapOp>(loc, s.buffer, s.next);
+}
+
+LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
+  auto buffer = bufferFor(op.getResult());
+  if (failed(buffer))
+    return failure();
+  // Host-side reshapes only rename the row-major source's shape.
+  Value source = op.getSource();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  while (auto reshape = source.getDefiningOp<tfm::ReshapeOp>())
+    source = reshape.getInput();
+  auto input = bindings.create<core::InputOp>(
+      op.getLoc(), *buffer, bindings.getStringAttr(""),
+      TypeAttr::get(op.getResult().getType()),
+      bindings.getDenseI64ArrayAttr(sourceType.getShape()),
+      op.getPermutationAttr(), nullptr, nullptr, nullptr,
+      op.getIndexDimAttr(), op.getIndexMapAttr());
+  auto argumentName = [&](BlockArgument arg) {
+    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                   "tfm.name");
+    return name ? name.str() : "input" + std::to_string(arg.getArgNumber());
+  };
+  if (auto arg = dyn_cast<BlockArgument>(source)) {
+    input.setName(argumentName(arg));
+  } else if (auto weight = source.getDefiningOp<tfm::WeightOp>()) {
+    input.setName(weight.getName());
+    input.setWeightFileAttr(weight.getSourceAttr());
+  } else if (auto constant = source.getDefiningOp<tfm::ConstantOp>()) {
+    input.setName("constant");
+    input.setValueAttr(
+        cast<DenseElementsAttr>(constant.getValue()).reshape(sourceType));
+  } else if (auto embed = source.getDefiningOp<tfm::EmbedOp>()) {
+    auto table = embed.getTable().getDefiningOp<tfm::WeightOp>();
+    auto ids = dyn_cast<BlockArgument>(embed.getIds());
+    if (!table || !ids)
+      return op.emitError("convert-mesh-to-core: an embedding is placed "
+                          "only from a weight table and a graph input");
+    input.setName(table.getName());
+    input.setWeightFileAttr(table.getSourceAttr());
+    input.setGatherIds(argumentName(ids));
+  } else {
+    return op.emitError("convert-mesh-to-core: cannot place this host value");
+  }
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(mesh::MapOp op) {
+  auto lhs = bufferFor(op.getLhs()), rhs = bufferFor(op.getRhs()),
+       out = bufferFor(op.getResult());
+  if (failed(lhs) || failed(rhs) || failed(out))
+    return failure();
+  core::ElementwiseKind kind = core::ElementwiseKind::add;
+  if (op.getKind() == mesh::MapKind::mul)
+    kind = core::ElementwiseKind::mul;
+  else if (op.getKind() == mesh::MapKind::swiglu)
+    kind = core::ElementwiseKind::swiglu;
+  instructions.create<core::ElementwiseOp>(
+      op.getLoc(), elementwiseKind(kind), *out, *lhs, *rhs);
+  instructions.create<core::MarkOp>(
+      op.getLoc(),
+      recordOp(op, "map", mesh::stringifyMapKind(op.getKind())));
+  return success();
+}
+
+LogicalResult ProgramLowering::lower(func::ReturnOp op) {
+  auto names = main->getAttrOfType<ArrayAttr>("tfm.output_names");
+  for (auto [i, value] : llvm::enumerate(op.getOperands())) {
+    std::string name = names && i < names.size()
+                           ? cast<StringAttr>(names[i]).str()
+                           : "output" + std::to_string(i);
+    auto collect = value.getDefiningOp<mesh::CollectOp>();
+    if (!collect)
+      return op.emitError("convert-mesh-to-core: output '")
+             << name << "' is not computed on the grid";
+    auto buffer = bufferFor(collect.getSource());
+    if (failed(buffer))
+      return failure();
+    auto sourceType = cast<RankedTensorType>(collect.getSource().getType());
+    ArrayRef<int64_t> shape = collect.getResult().getType().getShape();
+    bindings.create<core::OutputOp>(
+        op.getLoc(), *buffer, bindings.getStringAttr(name),
+        TypeAttr::get(sourceType),
+        shape == sourceType.getShape() && !collect.getPermutation() &&
+                !collect.getIndexDim()
+            ? nullptr
+            : bindings.getDenseI64ArrayAttr(shape),
+        collect.getPermutationAttr(), collect.getIndexDimAttr(),
+        collect.getIndexMapAttr());
+  }
+  return success();
+}
+
+} // namespace wafer::lowering
