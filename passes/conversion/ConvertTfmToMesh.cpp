@@ -69,12 +69,6 @@ struct ConvertTfmToMeshPass
       module.emitError("convert-tfm-to-mesh: the module has no @main");
       return signalPassFailure();
     }
-    if (kvCapacity < 0) {
-      module.emitError("convert-tfm-to-mesh: kv-capacity must be at least 0, "
-                       "got ")
-          << int64_t(kvCapacity);
-      return signalPassFailure();
-    }
     Type elementType = dtype == GridDType::f16
                            ? Type(Float16Type::get(context))
                            : Type(Float32Type::get(context));
@@ -94,8 +88,7 @@ struct ConvertTfmToMeshPass
     });
     if (empty.wasInterrupted())
       return signalPassFailure();
-    if (failed(Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType,
-                       kvCapacity, kv)
+    if (failed(Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType)
                    .run()))
       return signalPassFailure();
   }

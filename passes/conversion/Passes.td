@@ -58,14 +58,6 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            /*default=*/"::wafer::GridDType::f32",
            "Element type on the grid (host I/O stays f32)",
            "::wafer::gridDTypeValues()">,
-    Option<"kvCapacity", "kv-capacity", "int64_t", /*default=*/"0",
-           "Tokens (past and new) a decode step's KV caches have room for, "
-           "so that one program runs every step of a generation; 0: the "
-           "step's own">,
-    Option<"kv", "kv", "::wafer::mesh::KvPolicy",
-           /*default=*/"::wafer::mesh::KvPolicy::shift",
-           "The KV policy the caches are sized for with kv-capacity "
-           "(mesh-shift-kv-cache applies shift)", "::wafer::kvPolicyValues()">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

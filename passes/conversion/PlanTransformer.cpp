@@ -369,16 +369,14 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
                         "heads, along positions)");
   int64_t h = grid.getHeight(), w = grid.getWidth();
   Value past = op.getInputs()[0];
-  // Room for this step under either policy; mesh-shift-kv-cache may turn
-  // the concat planned here into the shift.
+  // Room for this step's token, appended to the bottom row:
+  // mesh-plan-kv-cache chooses the policy and sizes the caches for it.
   KvCacheLayout cacheLayout;
   cacheLayout.rows = h;
   cacheLayout.past = cast<RankedTensorType>(past.getType()).getDimSize(2);
-  // Room for this step, or for a generation of kvCapacity tokens under the
-  // policy mesh-shift-kv-cache will apply (or not).
-  cacheLayout.slotsPerRow =
-      kvSlotsPerRow(h, cacheLayout.past, kvCapacity, kvPolicy);
   cacheLayout.policy = mesh::KvPolicy::concat;
+  cacheLayout.slotsPerRow =
+      kvSlotsPerRow(h, cacheLayout.past, /*capacity=*/0, cacheLayout.policy);
   SmallVector<int64_t> shape(type.getShape());
   shape[2] = h * cacheLayout.slotsPerRow;
   auto cacheType = RankedTensorType::get(

@@ -58,11 +58,9 @@ public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
           mesh::GemmAlgorithm gemmAlgorithm,
           mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
-          Type elementType, int64_t kvCapacity,
-          mesh::KvPolicy kvPolicy)
+          Type elementType)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
         allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
-        kvCapacity(kvCapacity), kvPolicy(kvPolicy),
         builder(func.getContext()) {}
 
   LogicalResult run() {
@@ -451,11 +449,6 @@ private:
   int64_t ktreeK;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
-  /// Tokens the KV caches must have room for in all (--kv-capacity); 0:
-  /// this step's.
-  int64_t kvCapacity;
-  /// The policy the caches are sized for (--kv).
-  mesh::KvPolicy kvPolicy;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;

@@ -27,30 +27,46 @@ def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
   }];
 }
 
-def MeshShiftKvCache : Pass<"mesh-shift-kv-cache", "mlir::func::FuncOp"> {
-  let summary = "Stores new KV tokens with the balanced upward shift";
+def MeshPlanKvCache : Pass<"mesh-plan-kv-cache", "mlir::func::FuncOp"> {
+  let summary = "Chooses the KV policy and sizes the KV caches for it";
   let description = [{
-    The planner appends a decode step's key and value to the bottom row of
-    their caches (`concat`, the baseline: paper Figure 5). This pass
-    switches every mesh.kv_append to the shift of paper section 4.3: the
-    token enters the bottom row and every row holding one token more than
-    the row above passes its oldest token one row up, so the cache stays
-    balanced over all rows and its capacity grows with the grid height.
-    The present caches the graph returns are read from their new slots.
+    The planner places a decode step's KV caches with room for the step's
+    own token and appends it to the bottom row (`concat`, the baseline:
+    paper Figure 5). This pass makes the one decision about the caches:
+    the policy, and the slots per row for a generation of `capacity`
+    tokens (past and new; 0: the step's own) under it. `shift` (paper
+    section 4.3) enters the token in the bottom row and every row holding
+    one token more than the row above passes its oldest token one row up,
+    so the cache stays balanced over all rows and its capacity grows with
+    the grid height; `concat` keeps appending to the bottom row. The past
+    keeps its slots; the present caches the graph returns are read from
+    their new ones.
 
     Before (4 rows of 4 slots, 9 past tokens held 2, 2, 2, 3):
     ```mlir
-    %k = mesh.kv_append %past, %new {position = 9 : i64, policy = #mesh.kv_policy<concat>} ...
+    %c = mesh.distribute %past {index_dim = 2 : i64,
+                                index_map = array<i64: 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, 8, -1>} ...
+    %k = mesh.kv_append %c, %new {position = 9 : i64, policy = #mesh.kv_policy<concat>} ...
     %r = mesh.collect %k {index_dim = 2 : i64,
                           index_map = array<i64: 0, 1, 4, 5, 8, 9, 12, 13, 14, 15>} ...
     ```
-    After (rows hold 2, 2, 3, 3):
+    After `policy=shift` (rows hold 2, 2, 3, 3):
     ```mlir
-    %k = mesh.kv_append %past, %new {position = 9 : i64, policy = #mesh.kv_policy<shift>} ...
+    %k = mesh.kv_append %c, %new {position = 9 : i64, policy = #mesh.kv_policy<shift>} ...
     %r = mesh.collect %k {index_dim = 2 : i64,
                           index_map = array<i64: 0, 1, 4, 5, 8, 9, 10, 12, 13, 14>} ...
     ```
+    With `capacity=40` as well, every row gets 10 slots (the caches become
+    `tensor<1x2x40x4xf32, ...>`) and the index maps follow.
   }];
+  let options = [
+    Option<"policy", "policy", "::wafer::mesh::KvPolicy",
+           /*default=*/"::wafer::mesh::KvPolicy::shift",
+           "How a step stores its token", "::wafer::kvPolicyValues()">,
+    Option<"capacity", "capacity", "int64_t", /*default=*/"0",
+           "Tokens (past and new) the caches have room for, so that one "
+           "program runs every step of a generation; 0: the step's own">,
+  ];
 }
 
 def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {

@@ -26,11 +26,10 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.allreduce = options.allreduce;
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
-  convert.kvCapacity = options.kvCapacity;
-  convert.kv = options.kv;
   pm.addPass(createConvertTfmToMesh(convert));
-  if (options.kv == mesh::KvPolicy::shift)
-    pm.addNestedPass<func::FuncOp>(createMeshShiftKvCache());
+  pm.addNestedPass<func::FuncOp>(
+      createMeshPlanKvCache(MeshPlanKvCacheOptions{options.kv,
+                                                   options.kvCapacity}));
   pm.addPass(createMeshPlaceInterleave());
   pm.addPass(createMeshChooseKtree());
   pm.addPass(createMeshAllocateRoutes());

@@ -56,7 +56,7 @@ inline llvm::cl::ValuesClass gridDTypeValues() {
 inline llvm::cl::ValuesClass kvPolicyValues() {
   return llvm::cl::values(
       clEnumValN(mesh::KvPolicy::shift, "shift",
-                 "balanced upward shift (mesh-shift-kv-cache)"),
+                 "balanced upward shift (paper section 4.3)"),
       clEnumValN(mesh::KvPolicy::concat, "concat",
                  "append to the bottom row (baseline)"));
 }
@@ -72,11 +72,12 @@ struct CompileOptions {
   /// K of the K-tree allreduces; 0: chosen per op by mesh-choose-ktree.
   int64_t ktreeK = 2;
   GridDType dtype = GridDType::f32;
-  /// KV cache policy: shift (mesh-shift-kv-cache) or concat.
+  /// KV cache policy (mesh-plan-kv-cache): shift or concat.
   mesh::KvPolicy kv = mesh::KvPolicy::shift;
   /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
   int64_t layers = 0;
-  /// Tokens a decode program's KV caches have room for (0: its own step's).
+  /// Tokens a decode program's KV caches have room for (0: its own step's;
+  /// mesh-plan-kv-cache).
   int64_t kvCapacity = 0;
   /// False stops after mesh-check-memory (to ask whether a plan fits).
   bool lower = true;

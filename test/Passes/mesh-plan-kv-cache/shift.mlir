@@ -1,5 +1,5 @@
-// RUN: wafer-opt %s --mesh-shift-kv-cache | FileCheck %s
-// RUN: wafer-opt %s --mesh-shift-kv-cache --mesh-allocate-routes --convert-mesh-to-core | FileCheck %s --check-prefix=LOWER
+// RUN: wafer-opt %s --mesh-plan-kv-cache | FileCheck %s
+// RUN: wafer-opt %s --mesh-plan-kv-cache --mesh-allocate-routes --convert-mesh-to-core | FileCheck %s --check-prefix=LOWER
 
 // 4 rows of 4 slots; the 9 past tokens are held 2, 2, 2, 3 (extras at the
 // bottom). Concat appends token 9 to the bottom row (2, 2, 2, 4); the

@@ -1,0 +1,30 @@
+// Sizing the caches for a generation: 4 rows, 9 past tokens held 2, 2, 2, 3.
+// RUN: wafer-opt %s --mesh-plan-kv-cache="policy=shift capacity=40" | FileCheck %s --check-prefix=SHIFT
+// RUN: wafer-opt %s --mesh-plan-kv-cache="policy=concat capacity=20" | FileCheck %s --check-prefix=CONCAT
+// RUN: wafer-opt %s --mesh-plan-kv-cache="policy=shift capacity=3" | FileCheck %s --check-prefix=SMALL
+
+// Shift spreads 40 tokens over all rows: 10 slots each. The past keeps its
+// rows; token 9 ends in row 2 after row 3 passes its oldest one up.
+// SHIFT: mesh.distribute %{{.*}}index_map = array<i64: 0, 1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 3, -1, -1, -1, -1, -1, -1, -1, -1, 4, 5, -1, -1, -1, -1, -1, -1, -1, -1, 6, 7, 8, -1, -1, -1, -1, -1, -1, -1>} {{.*}}-> tensor<1x2x40x4xf32
+// SHIFT: mesh.kv_append {{.*}}policy = #mesh.kv_policy<shift>{{.*}}-> tensor<1x2x40x4xf32
+// SHIFT: mesh.collect {{.*}}index_map = array<i64: 0, 1, 10, 11, 20, 21, 22, 30, 31, 32>}
+
+// Concat keeps appending to the bottom row, which must hold its 3 past
+// tokens and the 11 still to come: 14 slots per row.
+// CONCAT: -> tensor<1x2x56x4xf32
+// CONCAT: mesh.kv_append {{.*}}policy = #mesh.kv_policy<concat>{{.*}}-> tensor<1x2x56x4xf32
+// CONCAT: mesh.collect {{.*}}index_map = array<i64: 0, 1, 14, 15, 28, 29, 42, 43, 44, 45>}
+
+// A capacity below the step's own keeps the step's room (4 slots a row).
+// SMALL: mesh.kv_append {{.*}}-> tensor<1x2x16x4xf32
+// SMALL: mesh.collect {{.*}}index_map = array<i64: 0, 1, 4, 5, 8, 9, 10, 12, 13, 14>}
+
+module attributes {mesh.grid = #mesh.grid<4x2>, mesh.target = #mesh.target<base = "wse2">} {
+  func.func @main(%past: tensor<1x2x9x4xf32>, %token: tensor<1x2x4xf32>) -> tensor<1x2x10x4xf32> {
+    %c = mesh.distribute %past {index_dim = 2 : i64, index_map = array<i64: 0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, 8, -1>} : tensor<1x2x9x4xf32> -> tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>
+    %n = mesh.distribute %token : tensor<1x2x4xf32> -> tensor<1x2x4xf32, #mesh.layout<[*, x:2, *]>>
+    %k = mesh.kv_append %c, %n {position = 9 : i64, policy = #mesh.kv_policy<concat>} : tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>, tensor<1x2x4xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>>
+    %r = mesh.collect %k {index_dim = 2 : i64, index_map = array<i64: 0, 1, 4, 5, 8, 9, 12, 13, 14, 15>} : tensor<1x2x16x4xf32, #mesh.layout<[*, x:2, y:4, *]>> -> tensor<1x2x10x4xf32>
+    return %r : tensor<1x2x10x4xf32>
+  }
+}
