@@ -103,6 +103,11 @@ LogicalResult ProgramOp::verify() {
         !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
       return emitOpError("'ops' entries must be [name, kind, algorithm]");
   }
+  if (std::optional<ArrayRef<int64_t>> estimates = getEstimatedCycles())
+    if (estimates->size() != getOps().size() ||
+        llvm::any_of(*estimates, [](int64_t c) { return c < 0; }))
+      return emitOpError("'estimated_cycles' must hold one count of at "
+                         "least 0 per entry of 'ops'");
   return success();
 }
 

@@ -20,6 +20,9 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     (`core.input`, `core.output`). Roles must cover the grid without
     overlap. `ops` names the mesh ops the program implements, in the order
     `core.mark` numbers them: each entry is [name, kind, algorithm].
+    `estimated_cycles`, one per entry of `ops`: the closed-form estimate of
+    each op's cycles (CostedOpInterface), which `wafer-run run --mode
+    analytic` reports.
     `kv_capacity_tokens`: the decode tokens the KV caches can still take
     before some core's SRAM overflows. `position`: the value of the
     expression variable `t` (tokens in the KV caches before a decode step)
@@ -44,6 +47,7 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
   }];
   let arguments = (ins Mesh_GridAttr:$grid, Mesh_TargetAttr:$target,
                        UnitAttr:$interleave, ArrayAttr:$ops,
+                       OptionalAttr<DenseI64ArrayAttr>:$estimated_cycles,
                        OptionalAttr<I64Attr>:$kv_capacity_tokens,
                        OptionalAttr<I64Attr>:$position,
                        OptionalAttr<DenseI64ArrayAttr>:$fabric_rows,

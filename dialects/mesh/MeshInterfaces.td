@@ -35,4 +35,26 @@ def Mesh_CommunicatingOpInterface : OpInterface<"CommunicatingOpInterface"> {
   ];
 }
 
+def Mesh_CostedOpInterface : OpInterface<"CostedOpInterface"> {
+  let description = [{
+    A mesh op the cores run, with a closed-form estimate of its cycles: the
+    critical path of its algorithm priced with the target's timing model
+    (`rt::TimingModel`, the prices the emulator charges event by event),
+    from the op's sizes, grid and placement alone. `wafer-run run --mode
+    analytic` adds them up instead of running the program; the estimates
+    ignore link contention and the skew between cores that the emulator
+    models, so they approximate its cycles (docs/benchmarks.md says how
+    well).
+  }];
+  let cppNamespace = "::wafer::mesh";
+  let methods = [
+    InterfaceMethod<[{
+        Cycles from the op's start on every core to its end on the last,
+        under INTERLEAVE when `interleave`.
+      }], "int64_t", "estimateCycles",
+      (ins "::wafer::mesh::GridAttr":$grid,
+           "const ::wafer::rt::TimingModel &":$timing, "bool":$interleave)>,
+  ];
+}
+
 #endif // WAFER_MESH_INTERFACES

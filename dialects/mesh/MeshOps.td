@@ -62,6 +62,7 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
 }
 
 def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Distributed C[M, N] = A[M, K] x B[K, N]";
@@ -116,6 +117,7 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
 }
 
 def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {
@@ -163,7 +165,8 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,
   }];
 }
 
-def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
+def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>]> {
   let summary = "Element-wise function of tensors in the same layout";
   let description = [{
     Purely local: every core applies the function to its tiles.
@@ -180,6 +183,7 @@ def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType]> {
 }
 
 def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Re-blocks one split dimension along its grid axis";
@@ -211,6 +215,7 @@ def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
 }
 
 def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {
@@ -245,7 +250,8 @@ def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure,
   }];
 }
 
-def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
+def Mesh_RopeOp : Mesh_Op<"rope", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>]> {
   let summary = "Rotary position embedding, rotate-half, head by head";
   let description = [{
     Local: x is `[rows, ..., D]` with the head dimension D whole on every
@@ -274,6 +280,7 @@ def Mesh_RopeOp : Mesh_Op<"rope", [Pure]> {
 }
 
 def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Stores the new token's key or value in a KV cache";
@@ -314,6 +321,7 @@ def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure,
 }
 
 def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {

@@ -42,11 +42,13 @@ public:
       result.fabricRows.assign(rows->begin(), rows->end());
     if (std::optional<ArrayRef<int64_t>> cols = program.getFabricCols())
       result.fabricCols.assign(cols->begin(), cols->end());
-    for (Attribute entry : program.getOps()) {
+    std::optional<ArrayRef<int64_t>> estimates = program.getEstimatedCycles();
+    for (auto [i, entry] : llvm::enumerate(program.getOps())) {
       auto names = cast<ArrayAttr>(entry);
       result.ops.push_back({cast<StringAttr>(names[0]).str(),
                             cast<StringAttr>(names[1]).str(),
-                            cast<StringAttr>(names[2]).str()});
+                            cast<StringAttr>(names[2]).str(),
+                            estimates ? (*estimates)[i] : -1});
     }
     Block &body = program.getBody().front();
     for (auto buffer : body.getOps<core::BufferOp>()) {

@@ -33,7 +33,8 @@ LogicalResult ProgramLowering::run() {
   };
   program = builder.create<core::ProgramOp>(
       main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
-      builder.getArrayAttr({}), nullptr, nullptr, array(placement->rows),
+      builder.getArrayAttr({}), nullptr, nullptr, nullptr,
+      array(placement->rows),
       array(placement->cols));
   program.getBody().emplaceBlock();
   builder.setInsertionPointToEnd(&program.getBody().front());
@@ -68,6 +69,7 @@ LogicalResult ProgramLowering::run() {
       return failure();
   }
   program.setOpsAttr(builder.getArrayAttr(opsInfo));
+  program.setEstimatedCycles(estimatedCycles);
   if (std::optional<int64_t> capacity = kvCapacityTokens())
     program.setKvCapacityTokens(*capacity);
   main.walk([&](mesh::KvAppendOp append) {
@@ -215,6 +217,10 @@ int64_t ProgramLowering::recordOp(Operation *op, StringRef kind, StringRef algor
   if (name.empty())
     name = (kind + Twine(opsInfo.size())).str();
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
+  auto costed = cast<mesh::CostedOpInterface>(op);
+  estimatedCycles.push_back(
+      costed.estimateCycles(grid, rt::TimingModel(target.getValue()),
+                            interleave));
   return int64_t(opsInfo.size()) - 1;
 }
 

@@ -148,7 +148,8 @@ private:
   };
   FailureOr<OpResources> resourcesFor(Operation *op, StringRef kind,
                                       ArrayRef<Value> values);
-  /// Records the op for the statistics; returns its index for core.mark.
+  /// Records the op and its cycle estimate for the statistics; returns its
+  /// index for core.mark.
   int64_t recordOp(Operation *op, StringRef kind, StringRef algorithm);
   /// Elements of a declared buffer.
   int64_t localSize(FlatSymbolRefAttr buffer) {
@@ -285,6 +286,8 @@ private:
   llvm::StringMap<FlatSymbolRefAttr> channels;
   llvm::StringMap<int64_t> bufferSizes;
   SmallVector<Attribute> opsInfo;
+  /// The closed-form cycle estimate of each op in opsInfo.
+  SmallVector<int64_t> estimatedCycles;
   /// Where every buffer lives (buffers of dead values are reused).
   MemoryPlan memory;
 };

@@ -135,7 +135,8 @@ public:
     for (const OpInfo &op : p.ops)
       ops.push_back(fb::CreateOpInfo(b, b.CreateString(op.name),
                                      b.CreateString(op.kind),
-                                     b.CreateString(op.algorithm)));
+                                     b.CreateString(op.algorithm),
+                                     op.estimatedCycles));
     auto root = fb::CreateBundle(
         b, p.version, target, p.gridHeight, p.gridWidth, p.interleave,
         b.CreateVector(buffers), b.CreateVector(channels),
@@ -287,8 +288,8 @@ public:
       return std::move(e);
     if (in.ops())
       for (const fb::OpInfo *op : *in.ops())
-        p.ops.push_back(
-            {str(op->name()), str(op->kind()), str(op->algorithm())});
+        p.ops.push_back({str(op->name()), str(op->kind()),
+                         str(op->algorithm()), op->estimated_cycles()});
     if (misaligned)
       return err(origin + ": corrupt bundle (a vector's elements are not "
                           "aligned)");

@@ -93,7 +93,11 @@ public:
       tensor("output", i, p.outputs[i]);
     for (size_t i = 0; i < p.ops.size(); ++i)
       os << "op " << i << " '" << p.ops[i].name << "' kind " << p.ops[i].kind
-         << " algorithm " << p.ops[i].algorithm << "\n";
+         << " algorithm " << p.ops[i].algorithm
+         << (p.ops[i].estimatedCycles < 0
+                 ? std::string()
+                 : " estimate " + std::to_string(p.ops[i].estimatedCycles))
+         << "\n";
   }
 
 private:

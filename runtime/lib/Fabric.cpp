@@ -78,21 +78,35 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              const Target &t, bool interleaved) {
   if (n <= 1)
     return 0;
-  // The emulator's prices for one chain step: a transfer, its two ramps,
-  // the hops to the next group member, the receive, the add.
+  // The emulator's prices: a message's transfer, its two ramps and its
+  // hops to the previous group member; the receive; the add. Each chain
+  // runs from its last member to its root, a member forwarding once both its
+  // own group (a level below) and the message have arrived.
   TimingModel timing(t);
-  int64_t transfer = timing.occupancy(words);
+  int64_t transfer = timing.occupancy(words) + 2 * timing.rampCycles();
   int64_t add = TimingModel::kernelCycles(values, macsPerCycle);
-  int64_t hopsPerPosition = interleaved ? 2 : 1;
-  int64_t cycles = 0;
+  std::vector<int64_t> physical = ringOrder(n, interleaved);
+  std::vector<int64_t> ready(n, 0);
   for (const KTreeLevel &level : ktreeLevels(n, k)) {
-    int64_t step = transfer + 2 * timing.rampCycles() +
-                   level.stride * hopsPerPosition * timing.hopCycles() +
-                   timing.receiveCycles() + add;
-    cycles += (level.groupSize - 1) * step;
+    int64_t span = level.stride * level.groupSize;
+    for (int64_t first = 0; first < n; first += span) {
+      int64_t last = std::min(first + span, n) - 1;
+      last -= (last - first) % level.stride;
+      int64_t time = ready[last];
+      for (int64_t l = last - level.stride; l >= first; l -= level.stride) {
+        int64_t arrival =
+            time + transfer +
+            std::abs(physical[l + level.stride] - physical[l]) *
+                timing.hopCycles();
+        time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
+      }
+      ready[first] = time;
+    }
   }
-  return cycles + transfer + 2 * timing.rampCycles() +
-         (n - 1) * timing.hopCycles() + timing.receiveCycles();
+  // The broadcast from position 0 reaches the far end of the axis.
+  int64_t farthest = std::max(physical[0], n - 1 - physical[0]);
+  return ready[0] + transfer + farthest * timing.hopCycles() +
+         timing.receiveCycles();
 }
 
 int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,

@@ -30,27 +30,6 @@ float elementwise(Opcode op, float a, float b) {
   }
 }
 
-namespace {
-
-/// Calls f(dst slot, src slot, dst slot's first column, src slot's first
-/// column, lo, hi) for every column range [lo, hi) a Regrid copies.
-template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
-  // Column c of the matrix lies in block c / width, at axis position
-  // block % E, slot block / E.
-  int64_t m = r.m, k = r.k, n = r.n, extent = r.groups;
-  int64_t srcSlots = r.aElements / (m * k), dstSlots = r.outElements / (m * n);
-  for (int64_t t = 0; t < dstSlots; ++t) {
-    int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
-    for (int64_t s = 0; s < srcSlots; ++s) {
-      int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
-      int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
-      if (lo < hi)
-        f(t, s, dLo, sLo, lo, hi);
-    }
-  }
-}
-
-} // namespace
 
 RowResult rowKernel(Opcode op, const RowArgs &r) {
   const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
@@ -211,36 +190,6 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
   return rowKernelCounts(op, r);
 }
 
-RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
-  const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
-  switch (op) {
-  case Opcode::Reduce:
-    return {m, m * n};
-  case Opcode::RmsScale:
-    return {m * n, 2 * m * n};
-  case Opcode::Rope:
-    return {m * k * n, 3 * m * k * n};
-  case Opcode::AttnScores:
-    return {m * g * k, m * g * k * n};
-  case Opcode::SoftmaxExp:
-  case Opcode::DivRows:
-    return {m * n, m * n};
-  case Opcode::AttnValues:
-    return {m * g * n, m * g * k * n};
-  case Opcode::Regrid: {
-    int64_t copied = 0;
-    forEachRegridOverlap(r, [&](int64_t, int64_t, int64_t, int64_t, int64_t lo,
-                                int64_t hi) { copied += m * (hi - lo); });
-    return {r.outElements, copied};
-  }
-  case Opcode::FlashStep: {
-    int64_t queries = m * k * g;
-    return {queries * n, 2 * queries * m * n};
-  }
-  default:
-    return {};
-  }
-}
 
 void roundToHalfReference(float *values, int64_t count) {
   for (int64_t i = 0; i < count; ++i)

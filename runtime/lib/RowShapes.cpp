@@ -89,3 +89,38 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
 }
 
 } // namespace wafer::rt
+
+namespace wafer::rt::kernels {
+
+RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
+  const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
+  switch (op) {
+  case Opcode::Reduce:
+    return {m, m * n};
+  case Opcode::RmsScale:
+    return {m * n, 2 * m * n};
+  case Opcode::Rope:
+    return {m * k * n, 3 * m * k * n};
+  case Opcode::AttnScores:
+    return {m * g * k, m * g * k * n};
+  case Opcode::SoftmaxExp:
+  case Opcode::DivRows:
+    return {m * n, m * n};
+  case Opcode::AttnValues:
+    return {m * g * n, m * g * k * n};
+  case Opcode::Regrid: {
+    int64_t copied = 0;
+    forEachRegridOverlap(r, [&](int64_t, int64_t, int64_t, int64_t, int64_t lo,
+                                int64_t hi) { copied += m * (hi - lo); });
+    return {r.outElements, copied};
+  }
+  case Opcode::FlashStep: {
+    int64_t queries = m * k * g;
+    return {queries * n, 2 * queries * m * n};
+  }
+  default:
+    return {};
+  }
+}
+
+} // namespace wafer::rt::kernels

@@ -381,4 +381,26 @@ TEST(Emulator, RotateSlotsAndStatsJson) {
   EXPECT_EQ((*ops)[0].getAsObject()->getString("algorithm"), "local");
 }
 
+TEST(Emulator, AnalyticModeAddsUpTheEstimates) {
+  Program p = ringShiftProgram(5, 7, /*interleave=*/true);
+  EmulatorOptions analytic;
+  analytic.mode = EmulatorMode::Analytic;
+  // A bundle written without estimates runs only in the other modes.
+  EXPECT_EQ(errorOf(runProgram(p, {}, analytic)),
+            "op 'shift_x' has no cycle estimate (the bundle was written "
+            "without them): it runs only in the functional and timing modes");
+  p.ops[0].estimatedCycles = 40;
+  p.ops[1].estimatedCycles = 2;
+  llvm::Expected<RunResult> r = runProgram(p, {}, analytic);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  // Nothing runs: no messages, no outputs; the ops one after another.
+  EXPECT_EQ(r->stats.cycles, 42);
+  EXPECT_EQ(r->stats.messages, 0);
+  EXPECT_TRUE(r->outputs.empty());
+  ASSERT_EQ(r->stats.ops.size(), 2u);
+  EXPECT_EQ(r->stats.ops[0].cycles, 40);
+  EXPECT_EQ(r->stats.ops[1].cycles, 2);
+  EXPECT_EQ(r->stats.maxSramBytesPerCore, 12);
+}
+
 } // namespace

@@ -136,8 +136,9 @@ static cl::opt<std::string> saveBundlePath(
     cl::sub(runCommand));
 static cl::opt<std::string> modeOption(
     "mode",
-    cl::desc("functional (numbers and time, the default) or timing (time "
-             "only: no element data, the same cycles, far less memory)"),
+    cl::desc("functional (numbers and time, the default), timing (time "
+             "only: no element data, the same cycles, far less memory) or "
+             "analytic (each op's closed-form cycle estimate; nothing runs)"),
     cl::init("functional"), cl::sub(runCommand));
 static cl::opt<std::string> tracePath(
     "trace",
@@ -313,8 +314,8 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
   compile->layers = layersOption;
   if (checkOption || !initOption.empty())
     host.module = (*module)->clone();
-  // The timing mode reads no weights, unless a bundle is to be kept.
-  bool weights = modeOption != "timing" || !saveBundlePath.empty();
+  // Only the functional mode reads weights, unless a bundle is to be kept.
+  bool weights = modeOption == "functional" || !saveBundlePath.empty();
   Expected<rt::Program> program = compileModule(**module, *compile, weights);
   if (!program)
     return program.takeError();
@@ -379,9 +380,10 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
           inconvertibleErrorCode(),
           path + ": is a compiled bundle; --layers and --dim-param apply to "
                  "ONNX models");
-    // As for a model: the timing mode reads no weights unless it keeps them.
+    // As for a model: only the functional mode reads weights, unless the
+    // bundle is to be kept.
     return rt::deserializeBundle((*file)->getBuffer(), path,
-                                 modeOption != "timing" ||
+                                 modeOption == "functional" ||
                                      !saveBundlePath.empty());
   }
   return compileOnnx(path, subset, host);
@@ -448,9 +450,13 @@ extrapolate(const LayerSubset &subset, const rt::Program &program,
 static void printReport(const rt::Program &program, const rt::RunStats &stats,
                         const std::optional<PhaseTokens> &phase,
                         const std::optional<Extrapolation> &scaled) {
-  outs() << formatv("grid {0}x{1} on {2}: {3} cycles = {4:e3} s at {5:e2} Hz\n",
+  bool analytic = modeOption == "analytic";
+  outs() << formatv("grid {0}x{1} on {2}: {3} cycles = {4:e3} s at {5:e2} Hz"
+                    "{6}\n",
                     program.gridHeight, program.gridWidth, program.target.name,
-                    stats.cycles, stats.seconds, program.target.clockHz);
+                    stats.cycles, stats.seconds, program.target.clockHz,
+                    analytic ? " (analytic: the ops' closed-form estimates)"
+                             : "");
   outs() << formatv("max SRAM per core {0} bytes (of {1}), max routes per "
                     "core {2} (of {3})\n",
                     stats.maxSramBytesPerCore, program.target.sramBytes,
@@ -485,9 +491,11 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                         phase->tokens / scaled->seconds);
   }
   for (const rt::OpStats &op : stats.ops)
-    outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles ({4} compute)\n",
-                      op.name, op.kind, op.algorithm, op.cycles,
-                      op.computeCycles);
+    outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles {4}\n", op.name,
+                      op.kind, op.algorithm, op.cycles,
+                      analytic ? std::string("(estimate)")
+                               : formatv("({0} compute)", op.computeCycles)
+                                     .str());
 }
 
 static int run() {
@@ -495,17 +503,23 @@ static int run() {
       StringSwitch<std::optional<rt::EmulatorMode>>(modeOption)
           .Case("functional", rt::EmulatorMode::Functional)
           .Case("timing", rt::EmulatorMode::Timing)
+          .Case("analytic", rt::EmulatorMode::Analytic)
           .Default(std::nullopt);
   if (!mode)
     return fail("unknown --mode '" + modeOption +
-                "' (known: functional, timing)");
+                "' (known: functional, timing, analytic)");
   if (maxCyclesOption < 1 || maxInstructionsOption < 1)
     return fail("--max-cycles and --max-instructions must be positive");
   if (statsDetail && statsPath.empty())
     return fail("--stats-detail needs --stats FILE");
-  if (*mode == rt::EmulatorMode::Timing && !outputsPath.empty())
-    return fail("--outputs needs --mode functional: the timing mode "
-                "computes no values");
+  if (*mode != rt::EmulatorMode::Functional && !outputsPath.empty())
+    return fail("--outputs needs --mode functional: the " + modeOption +
+                " mode computes no values");
+  if (*mode == rt::EmulatorMode::Analytic &&
+      (!tracePath.empty() || statsDetail))
+    return fail(std::string(tracePath.empty() ? "--stats-detail" : "--trace") +
+                " needs a mode that runs the program (functional or timing); "
+                "the analytic mode only adds up estimates");
   if (!initOption.empty() && initOption != "zeros" && initOption != "random")
     return fail("unknown --init '" + initOption + "' (known: zeros, random)");
   if (!initOption.empty() && !inputsPath.empty())
@@ -513,9 +527,9 @@ static int run() {
   if (checkOption && layersOption.getNumOccurrences())
     return fail("--check compares the whole model with the host evaluator; "
                 "it does not combine with --layers");
-  if (checkOption && *mode == rt::EmulatorMode::Timing)
-    return fail("--check needs --mode functional: the timing mode computes "
-                "no values");
+  if (checkOption && *mode != rt::EmulatorMode::Functional)
+    return fail("--check needs --mode functional: the " + modeOption +
+                " mode computes no values");
   if (layersOption.getNumOccurrences() && layersOption < 1)
     return fail("--layers " + Twine(layersOption) +
                 ": give at least 1 decoder layer");

@@ -80,6 +80,18 @@ std::vector<ChannelFamily> GemvOp::getChannelFamilies(GridAttr grid,
   return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
 }
 
+int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
+                               bool interleave) {
+  // Zero the sums, the local GEMV, the allreduce.
+  rt::DType dtype = dtypeOf(getResult());
+  int64_t kt = localElements(getLhs(), grid),
+          nt = localElements(getResult(), grid);
+  return kernelCycles(timing, nt, dtype) +
+         kernelCycles(timing, kt * nt, dtype) +
+         allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
+                         dtype);
+}
+
 std::vector<ScratchBuffer> GemvOp::getScratchBuffers(GridAttr grid) {
   std::vector<ScratchBuffer> scratch;
   addAllreduceScratch(*getAllreduceUse(grid), grid, scratch);
@@ -103,6 +115,20 @@ std::optional<AllreduceUse> RmsNormOp::getAllreduceUse(GridAttr grid) {
 std::vector<ChannelFamily> RmsNormOp::getChannelFamilies(GridAttr grid,
                                                          bool interleave) {
   return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
+}
+
+int64_t RmsNormOp::estimateCycles(GridAttr grid,
+                                  const rt::TimingModel &timing,
+                                  bool interleave) {
+  // Local sums of squares, their allreduce, the scaling.
+  rt::DType dtype = dtypeOf(getResult());
+  int64_t cols = localElements(getWeight(), grid);
+  int64_t rowCount = localElements(getInput(), grid) / cols;
+  return rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1, dtype) +
+         allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
+                         dtype) +
+         rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
+                   shapeOf(getWeight())[0], 1, dtype);
 }
 
 std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {

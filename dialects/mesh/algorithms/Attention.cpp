@@ -54,3 +54,48 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
   addAllreduceScratch(use, grid, scratch);
   return scratch;
 }
+
+int64_t AttentionOp::estimateCycles(GridAttr grid,
+                                    const rt::TimingModel &timing,
+                                    bool interleave) {
+  rt::DType dtype = dtypeOf(getResult());
+  int64_t h = grid.getHeight();
+  auto kernel = [&](int64_t work) { return kernelCycles(timing, work, dtype); };
+  auto rowKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
+                       int64_t groups) {
+    return rowCycles(timing, op, m, n, k, groups, dtype);
+  };
+  ArrayRef<int64_t> key = shapeOf(getKey());
+  int64_t out = localElements(getQuery(), grid);
+  if (!isDecode()) {
+    // Copy keys and values into the travelling buffer, zero the output and
+    // the statistics; H flash steps with H - 1 shifts between them.
+    int64_t dim = key[2], perRow = ceilDiv(key[0], h);
+    int64_t tile = localElements(getKey(), grid);
+    int64_t kvHeads = tile / (perRow * dim);
+    int64_t group = shapeOf(getQuery())[2] / dim;
+    int64_t flash =
+        rowKernel(rt::Opcode::FlashStep, perRow, dim, kvHeads, group);
+    return 2 * kernel(tile) + kernel(out) + kernel(2 * out / dim) +
+           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
+                           flash, 0, 0) +
+           flash +
+           rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
+  }
+  // Scores, their max, exponentials, sum and the weighted values, each
+  // combined along y.
+  AllreduceUse use = *getAllreduceUse(grid);
+  int64_t dim = key[3], perRow = ceilDiv(key[2], h);
+  int64_t kvHeads = localElements(getKey(), grid) / (perRow * dim);
+  int64_t group = shapeOf(getQuery())[2] / dim;
+  int64_t queries = kvHeads * group;
+  int64_t cycles =
+      rowKernel(rt::Opcode::AttnScores, kvHeads, dim, perRow, group) +
+      2 * rowKernel(rt::Opcode::Reduce, queries, perRow, 0, 1) +
+      rowKernel(rt::Opcode::SoftmaxExp, queries, perRow, 0, 1) + kernel(out) +
+      rowKernel(rt::Opcode::AttnValues, kvHeads, dim, perRow, group) +
+      rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1);
+  for (unsigned message = 0; message < use.messageElements.size(); ++message)
+    cycles += allreduceCycles(use, message, grid, timing, interleave, dtype);
+  return cycles;
+}

@@ -25,3 +25,41 @@ std::vector<ScratchBuffer> RelayoutOp::getScratchBuffers(GridAttr grid) {
   int64_t tile = localElements(getSource(), grid);
   return {{BufferRole::Passing, 0, tile}, {BufferRole::Arriving, 0, tile}};
 }
+
+int64_t RelayoutOp::estimateCycles(GridAttr grid,
+                                   const rt::TimingModel &timing,
+                                   bool interleave) {
+  // Each core keeps its columns of the tile of every ring position: its
+  // own, then one per shift. Priced at ring position 0.
+  rt::DType dtype = dtypeOf(getResult());
+  auto type = cast<RankedTensorType>(getSource().getType());
+  int64_t d = getDimension();
+  LayoutAttr from = getLayout(type), to = getLayout(getResult().getType());
+  int64_t rowCount = 1, after = 1;
+  for (int64_t i = 0; i < d; ++i)
+    rowCount *= ceilDiv(type.getDimSize(i), from.getBlocks()[i]);
+  for (int64_t i = d + 1; i < type.getRank(); ++i)
+    after *= type.getDimSize(i);
+  int64_t extent = alongX() ? grid.getWidth() : grid.getHeight();
+  int64_t tile = localElements(getSource(), grid),
+          result = localElements(getResult(), grid);
+  rt::kernels::RowArgs args;
+  args.m = rowCount;
+  args.n = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
+  args.k = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after;
+  args.groups = extent;
+  args.outElements = result;
+  args.aElements = tile;
+  int64_t cycles = kernelCycles(timing, result, dtype);
+  for (int64_t source = 0; source < extent; ++source) {
+    args.expr = source;
+    cycles += kernelCycles(
+        timing, rt::kernels::rowKernelCounts(rt::Opcode::Regrid, args).work,
+        dtype);
+  }
+  if (extent > 1)
+    cycles += kernelCycles(timing, tile, dtype) +
+              ringShiftCycles(timing, extent - 1, tile, dtype, extent,
+                              interleave, 0, 0, 0);
+  return cycles;
+}

@@ -98,8 +98,8 @@ public:
         maxInstructions(options.maxInstructions),
         tracing(options.trace), detail(options.detail),
         progressShown(options.progress), network(p, timing),
-        data(mode == EmulatorMode::Timing ? makeTimingDataPath(p)
-                                          : makeFunctionalDataPath(p)) {}
+        data(mode == EmulatorMode::Functional ? makeFunctionalDataPath(p)
+                                              : makeTimingDataPath(p)) {}
 
   /// What every run shares: role code, route tables, storage.
   Error setup();
@@ -170,6 +170,8 @@ private:
   const int64_t W, H, N;
   const unsigned threads;
   const EmulatorMode mode;
+  /// The analytic mode's total: the sum of the ops' estimates.
+  int64_t analyticCycles = 0;
   const int64_t maxCycles, maxInstructions;
   const bool tracing, detail, progressShown;
   Network network;
@@ -492,6 +494,15 @@ Error Scheduler::deadlock() const {
 }
 
 Error Scheduler::simulate() {
+  if (mode == EmulatorMode::Analytic) {
+    // The ops one after another, each taking its estimate.
+    opTotals.assign(p.ops.size(), OpTotals());
+    int64_t end = 0;
+    for (size_t k = 0; k < p.ops.size(); ++k)
+      opTotals[k].end = end += p.ops[k].estimatedCycles;
+    analyticCycles = end;
+    return Error::success();
+  }
   cores.assign(N, Core());
   doneCores = 0;
   network.reset(detail);
@@ -593,7 +604,7 @@ void Scheduler::chooseTracedCores() {
 
 RunStats Scheduler::stats() const {
   RunStats s;
-  s.cycles = network.lastArrival();
+  s.cycles = std::max(network.lastArrival(), analyticCycles);
   for (const Core &c : cores)
     s.cycles = std::max(s.cycles, c.time);
   s.seconds = double(s.cycles) / p.target.clockHz;
@@ -659,9 +670,15 @@ RunStats Scheduler::stats() const {
 Error Scheduler::setup() {
   if (Error e = validateProgram(p))
     return e;
-  if (p.weightsOmitted && mode != EmulatorMode::Timing)
+  if (p.weightsOmitted && mode == EmulatorMode::Functional)
     return err("the program was compiled without its weights: it runs only "
-               "in the timing mode");
+               "in the timing and analytic modes");
+  if (mode == EmulatorMode::Analytic)
+    for (const OpInfo &op : p.ops)
+      if (op.estimatedCycles < 0)
+        return err("op '" + op.name + "' has no cycle estimate (the bundle "
+                   "was written without them): it runs only in the "
+                   "functional and timing modes");
   grid.posX = ringPositions(W, p.interleave);
   grid.posY = ringPositions(H, p.interleave);
   grid.orderX = ringOrder(W, p.interleave);

@@ -4,7 +4,7 @@
 // (6 / W = 2 blocks) into the row panel, then 2 ring shifts along x bring
 // the other chunks; B's column panel (chunks of 6 / H = 3 blocks) takes 1
 // shift along y, overlapping A's first. Then 6 block products.
-// CHECK: core.program attributes {grid = #mesh.grid<2x3>, ops = {{\[\[}}"gemm0", "gemm", "allgather"]]
+// CHECK: core.program attributes {estimated_cycles = array<i64: {{[0-9]+}}>, grid = #mesh.grid<2x3>, ops = {{\[\[}}"gemm0", "gemm", "allgather"]]
 // CHECK-NOT: interleave
 // CHECK: core.zero @t2
 // CHECK-NEXT: core.copy @gemm0_a_panel["lx"], @t0["0"] {size = 2 : i64}

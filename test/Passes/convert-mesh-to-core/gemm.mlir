@@ -2,7 +2,7 @@
 // RUN: wafer-opt %s --wafer-compile="grid=30x30" | FileCheck %s --check-prefix=BIG
 
 // One role serves every core; the program's size does not depend on the grid.
-// CHECK: core.program attributes {grid = #mesh.grid<3x3>, interleave, ops = {{\[\[}}"gemm0", "gemm", "meshgemm"]]
+// CHECK: core.program attributes {estimated_cycles = array<i64: {{[0-9]+}}>, grid = #mesh.grid<3x3>, interleave, ops = {{\[\[}}"gemm0", "gemm", "meshgemm"]]
 // CHECK-DAG: core.channel @ring_x
 // CHECK-DAG: core.channel @ring_y
 // CHECK: core.role @all at <x = 0:2:1, y = 0:2:1> {

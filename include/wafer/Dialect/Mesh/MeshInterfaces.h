@@ -9,6 +9,7 @@
 #define WAFER_DIALECT_MESH_MESHINTERFACES_H
 
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/TimingModel.h"
 
 #include "mlir/IR/OpDefinition.h"
 

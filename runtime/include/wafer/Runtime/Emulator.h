@@ -23,6 +23,9 @@ enum class EmulatorMode {
   /// Time only: the same programs without element data (no inputs placed,
   /// no SRAM images, no outputs), and exactly the functional cycles.
   Timing,
+  /// Nothing runs: each op's cycles are the compiler's closed-form estimate
+  /// (OpInfo::estimatedCycles), the ops one after another.
+  Analytic,
 };
 
 struct EmulatorOptions {

@@ -51,10 +51,11 @@ std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k);
 
 /// The cost model `--ktree-k 0` chooses K with: modeled cycles of a K-tree
 /// allreduce (K = 1 is the pipeline) of `values` values per core, `words`
-/// link words, over n ring positions. Each level's chains run their steps
-/// one after another; a step is a send (words on the ramp and link, the
-/// ramps at both ends, stride hops, twice that when interleaved), the
-/// receive's software cost (relay cycles) and the add; then one multicast
+/// link words, over n ring positions. Each group's chain runs from its last
+/// member to its root; a member forwards once its own group (a level below)
+/// is done and the message has arrived: a send (words on the ramp and link,
+/// the ramps at both ends, the physical hops to the previous member), the
+/// receive's software cost (relay cycles) and the add. Then one multicast
 /// crosses the axis. It ignores contention, which the emulator models.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,

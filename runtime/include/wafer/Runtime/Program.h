@@ -268,6 +268,9 @@ struct OpInfo {
   std::string name;
   std::string kind;
   std::string algorithm;
+  /// The compiler's closed-form estimate of the op's cycles, which the
+  /// analytic mode reports instead of running the program; -1: none.
+  int64_t estimatedCycles = -1;
 };
 
 struct Program {

@@ -3,8 +3,9 @@
 // Part of the program format: how many buffers each row instruction
 // (Program.h, Opcode::Reduce .. Opcode::FlashStep) takes and how many
 // elements of each it touches. The verifier of core.rows, the bundle
-// validator and the dump read these; the arithmetic is the emulator's
-// (RowKernels.h).
+// validator and the dump read these, and the work each does, which the
+// emulator prices and the closed-form estimates add up; the arithmetic is
+// the emulator's (RowKernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_ROWSHAPES_H
@@ -14,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace wafer::rt {
@@ -29,5 +31,50 @@ llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
                                                       int64_t k, int64_t n);
 
 } // namespace wafer::rt
+
+namespace wafer::rt::kernels {
+
+/// The operands of one row instruction (see Opcode for their meaning).
+struct RowArgs {
+  float *out = nullptr;
+  const float *a = nullptr, *b = nullptr, *c = nullptr;
+  int64_t m = 0, groups = 1, k = 0, n = 0;
+  double scalar = 0;
+  /// The values of the instruction's expressions: AttnScores: the valid
+  /// keys; Regrid: the source and this core's axis positions; FlashStep:
+  /// the global positions of the first key and the first query.
+  int64_t expr = 0, expr2 = 0;
+  /// Regrid: elements of out and a (their slot counts).
+  int64_t outElements = 0, aElements = 0;
+};
+
+/// What a row instruction writes to `out` and its work in operations.
+struct RowResult {
+  int64_t written = 0, work = 0;
+};
+
+/// RowResult from the sizes and expression values alone (args' pointers
+/// are not read): what the emulator charges and the estimates count.
+RowResult rowKernelCounts(Opcode op, const RowArgs &args);
+
+/// Calls f(dst slot, src slot, dst slot's first column, src slot's first
+/// column, lo, hi) for every column range [lo, hi) a Regrid copies.
+template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
+  // Column c of the matrix lies in block c / width, at axis position
+  // block % E, slot block / E.
+  int64_t m = r.m, k = r.k, n = r.n, extent = r.groups;
+  int64_t srcSlots = r.aElements / (m * k), dstSlots = r.outElements / (m * n);
+  for (int64_t t = 0; t < dstSlots; ++t) {
+    int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
+    for (int64_t s = 0; s < srcSlots; ++s) {
+      int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
+      int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
+      if (lo < hi)
+        f(t, s, dLo, sLo, lo, hi);
+    }
+  }
+}
+
+} // namespace wafer::rt::kernels
 
 #endif // WAFER_RUNTIME_ROWSHAPES_H

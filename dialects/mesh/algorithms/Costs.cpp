@@ -1,0 +1,128 @@
+//===- Costs.cpp - The prices the cycle estimates add up ------------------===//
+//
+// Closed forms of what the emulator charges event by event
+// (runtime/lib/emulator): kernels at the MAC rate, a message's ramps, hops
+// and link words, a receive's software cost. The algorithm units add them
+// along their critical paths (CostedOpInterface).
+//
+//===----------------------------------------------------------------------===//
+#include "AlgorithmPlans.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace wafer;
+using namespace wafer::mesh;
+using namespace wafer::mesh::plans;
+
+rt::DType plans::dtypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType().isF16()
+             ? rt::DType::F16
+             : rt::DType::F32;
+}
+
+int64_t plans::rowCycles(const rt::TimingModel &timing, rt::Opcode op,
+                         int64_t m, int64_t n, int64_t k, int64_t groups,
+                         rt::DType dtype) {
+  rt::kernels::RowArgs args;
+  args.m = m, args.n = n, args.k = k, args.groups = groups;
+  return timing.kernelCycles(rt::kernels::rowKernelCounts(op, args).work,
+                             dtype);
+}
+
+int64_t plans::messageCycles(const rt::TimingModel &timing, int64_t elements,
+                             rt::DType dtype, int64_t hops) {
+  return 2 * timing.rampCycles() + hops * timing.hopCycles() +
+         timing.occupancy(rt::TimingModel::words(elements, dtype));
+}
+
+RingHops plans::ringHops(int64_t n, bool interleave) {
+  RingHops hops;
+  if (n <= 1)
+    return hops;
+  std::vector<int64_t> order = rt::ringOrder(n, interleave);
+  for (int64_t l = 0; l < n; ++l) {
+    int64_t distance = std::abs(order[l] - order[(l + 1) % n]);
+    hops.longest = std::max(hops.longest, distance);
+    if (l + 1 < n)
+      hops.step = std::max(hops.step, distance);
+  }
+  return hops;
+}
+
+double plans::ringSteps(int64_t steps, double own, double round, double wrap,
+                        int64_t n) {
+  if (steps <= 0)
+    return 0;
+  int64_t crossings = n > 1 ? (steps + n - 1) / n : 0;
+  return std::max(double(steps) * own,
+                  double(steps) * round + double(crossings) * wrap);
+}
+
+int64_t plans::ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
+                               int64_t elements, rt::DType dtype, int64_t n,
+                               bool interleave, int64_t before,
+                               int64_t overlapped, int64_t after) {
+  if (steps <= 0)
+    return 0;
+  if (n <= 1)
+    return steps * (before + overlapped + after);
+  RingHops hops = ringHops(n, interleave);
+  double tail = double(timing.receiveCycles() + after);
+  double own =
+      double(before + timing.sendIssueCycles() + overlapped) + tail;
+  double round = double(before +
+                        messageCycles(timing, elements, dtype, hops.step)) +
+                 tail;
+  double wrap = double((hops.longest - hops.step) * timing.hopCycles());
+  return std::llround(ringSteps(steps, own, round, wrap, n));
+}
+
+int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
+                               GridAttr grid, const rt::TimingModel &timing,
+                               bool interleave, rt::DType dtype) {
+  int64_t n = use.alongX ? grid.getWidth() : grid.getHeight();
+  int64_t values = use.messageElements[message];
+  if (n <= 1)
+    return 0;
+  int64_t combine = timing.kernelCycles(values, dtype);
+  AllreduceAttr allreduce = use.allreduce;
+  if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
+    // A copy of the sum, then n - 1 steps that pass it on and add.
+    return timing.kernelCycles(values, dtype) +
+           ringShiftCycles(timing, n - 1, values, dtype, n, interleave, 0, 0,
+                           combine);
+  int64_t words = rt::TimingModel::words(values, dtype);
+  if (!use.relayed)
+    return rt::ktreeAllreduceCycles(n, allreduce.getTreeK(), values, words,
+                                    timing.macsPerCycle(dtype),
+                                    timing.target(), interleave);
+  // Every message is received and sent on by each position it passes; a
+  // chain's member forwards once its own group and the message are in
+  // (as rt::ktreeAllreduceCycles, hop by hop).
+  std::vector<int64_t> physical = rt::ringOrder(n, interleave);
+  auto hop = [&](int64_t from, int64_t to) {
+    return messageCycles(timing, values, dtype,
+                         std::abs(physical[from] - physical[to]));
+  };
+  std::vector<int64_t> ready(n, 0);
+  for (const rt::KTreeLevel &level :
+       rt::ktreeLevels(n, allreduce.getTreeK())) {
+    int64_t span = level.stride * level.groupSize;
+    for (int64_t first = 0; first < n; first += span) {
+      int64_t last = std::min(first + span, n) - 1;
+      last -= (last - first) % level.stride;
+      int64_t time = ready[last];
+      for (int64_t l = last - 1; l >= first; --l) {
+        time += hop(l + 1, l) + timing.receiveCycles();
+        if ((l - first) % level.stride == 0)
+          time = std::max(time, ready[l] + timing.receiveCycles()) + combine;
+      }
+      ready[first] = time;
+    }
+  }
+  int64_t broadcast = 0;
+  for (int64_t l = 1; l < n; ++l)
+    broadcast += hop(l - 1, l) + timing.receiveCycles();
+  return ready[0] + broadcast;
+}
