@@ -113,21 +113,13 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
     std::string pos, extent;
     int64_t steps, chunk;
   };
-  Gather gatherA{g.a,
-                 g.scratch.get(BufferRole::NextA),
+  Gather gatherA{g.a, g.scratch.get(BufferRole::NextA),
                  g.scratch.get(BufferRole::PanelA),
-                 g.channels.get(ChannelRole::ShiftA),
-                 "lx",
-                 "W",
-                 w - 1,
+                 g.channels.get(ChannelRole::ShiftA), "lx", "W", w - 1,
                  t.aSlots * mt * kt};
-  Gather gatherB{g.b,
-                 g.scratch.get(BufferRole::NextB),
+  Gather gatherB{g.b, g.scratch.get(BufferRole::NextB),
                  g.scratch.get(BufferRole::PanelB),
-                 g.channels.get(ChannelRole::ShiftB),
-                 "ly",
-                 "H",
-                 h - 1,
+                 g.channels.get(ChannelRole::ShiftB), "ly", "H", h - 1,
                  t.bSlots * kt * nt};
   auto copy = [&](FlatSymbolRefAttr dst, std::string dstSlot,
                   FlatSymbolRefAttr src, std::string srcSlot, int64_t size) {

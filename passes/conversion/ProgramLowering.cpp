@@ -34,8 +34,7 @@ LogicalResult ProgramLowering::run() {
   program = builder.create<core::ProgramOp>(
       main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
       builder.getArrayAttr({}), nullptr, nullptr, nullptr,
-      array(placement->rows),
-      array(placement->cols));
+      array(placement->rows), array(placement->cols));
   program.getBody().emplaceBlock();
   builder.setInsertionPointToEnd(&program.getBody().front());
   auto role = builder.create<core::RoleOp>(
@@ -53,8 +52,7 @@ LogicalResult ProgramLowering::run() {
             .Case<mesh::DistributeOp>([&](auto op) { return lower(op); })
             .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
             .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
-            .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp,
-                  mesh::RopeOp,
+            .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp, mesh::RopeOp,
                   mesh::KvAppendOp, mesh::AttentionOp>(
                 [&](auto op) { return lower(op); })
             .Case<func::ReturnOp>([&](auto op) { return lower(op); })
@@ -91,9 +89,8 @@ std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
       return;
     int64_t dim = attention.getKey().getType().getDimSize(3);
     scores = std::max(
-        scores,
-        bufferBytes(localElements(attention.getQuery(), grid) / dim,
-                    elementOf(attention)));
+        scores, bufferBytes(localElements(attention.getQuery(), grid) / dim,
+                            elementOf(attention)));
   });
   perToken += scores;
   if (!layout || perToken == 0)
@@ -107,9 +104,9 @@ std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
   return spare + h * more;
 }
 
-FailureOr<FlatSymbolRefAttr> ProgramLowering::newBuffer(Location loc, StringRef name,
-                                       int64_t elements, Type elementType,
-                                       int64_t offset) {
+FailureOr<FlatSymbolRefAttr>
+ProgramLowering::newBuffer(Location loc, StringRef name, int64_t elements,
+                           Type elementType, int64_t offset) {
   int64_t bytes = bufferBytes(elements, elementType);
   if (offset + bytes > target.getValue().sramBytes)
     return emitError(loc, "convert-mesh-to-core: per-core SRAM exhausted: "
@@ -117,8 +114,7 @@ FailureOr<FlatSymbolRefAttr> ProgramLowering::newBuffer(Location loc, StringRef 
            << name << "' needs " << bytes << " bytes at offset " << offset
            << " but target '" << target.getName() << "' has "
            << target.getValue().sramBytes << " bytes per core";
-  declarations.create<core::BufferOp>(loc, name, elements, elementType,
-                                      offset);
+  declarations.create<core::BufferOp>(loc, name, elements, elementType, offset);
   bufferSizes[name] = elements;
   return FlatSymbolRefAttr::get(declarations.getContext(), name);
 }
@@ -126,18 +122,17 @@ FailureOr<FlatSymbolRefAttr> ProgramLowering::newBuffer(Location loc, StringRef 
 FailureOr<FlatSymbolRefAttr> ProgramLowering::bufferFor(Value v) {
   if (FlatSymbolRefAttr existing = buffers.lookup(v))
     return existing;
-  auto buffer = newBuffer(
-      v.getLoc(), "t" + std::to_string(buffers.size()),
-      localElements(v, grid),
-      cast<RankedTensorType>(v.getType()).getElementType(),
-      memory.valueOffsets.lookup(v));
+  auto buffer = newBuffer(v.getLoc(), "t" + std::to_string(buffers.size()),
+                          localElements(v, grid),
+                          cast<RankedTensorType>(v.getType()).getElementType(),
+                          memory.valueOffsets.lookup(v));
   if (succeeded(buffer))
     buffers[v] = *buffer;
   return buffer;
 }
 
 FlatSymbolRefAttr ProgramLowering::channelFor(const ChannelFamily &family,
-                             int32_t baseColor) {
+                                              int32_t baseColor) {
   if (FlatSymbolRefAttr existing = channels.lookup(family.name))
     return existing;
   Location loc = program.getLoc();
@@ -145,9 +140,8 @@ FlatSymbolRefAttr ProgramLowering::channelFor(const ChannelFamily &family,
   auto channel = declarations.create<core::ChannelOp>(loc, family.name);
   channel.getBody().emplaceBlock();
   declarations.setInsertionPointToStart(&channel.getBody().front());
-  for (const rt::Route &route :
-       rt::buildRoutes(family.paths, family.colors, family.axis, h, w,
-                       baseColor)) {
+  for (const rt::Route &route : rt::buildRoutes(family.paths, family.colors,
+                                                family.axis, h, w, baseColor)) {
     SmallVector<int32_t> outs;
     for (unsigned d = 0; d < 5; ++d)
       if (route.outMask & (1u << d))
@@ -177,8 +171,7 @@ FailureOr<OpChannels> ProgramLowering::channelsFor(Operation *op) {
   return result;
 }
 
-FailureOr<OpScratch> ProgramLowering::scratchFor(Operation *op,
-                                                 StringRef tag) {
+FailureOr<OpScratch> ProgramLowering::scratchFor(Operation *op, StringRef tag) {
   OpScratch result;
   for (auto [index, scratch] : llvm::enumerate(scratchBuffers(op, grid))) {
     auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix()).str(),
@@ -212,15 +205,15 @@ ProgramLowering::resourcesFor(Operation *op, StringRef kind,
   return resources;
 }
 
-int64_t ProgramLowering::recordOp(Operation *op, StringRef kind, StringRef algorithm) {
+int64_t ProgramLowering::recordOp(Operation *op, StringRef kind,
+                                  StringRef algorithm) {
   std::string name = locationName(op->getLoc());
   if (name.empty())
     name = (kind + Twine(opsInfo.size())).str();
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
   auto costed = cast<mesh::CostedOpInterface>(op);
-  estimatedCycles.push_back(
-      costed.estimateCycles(grid, rt::TimingModel(target.getValue()),
-                            interleave));
+  estimatedCycles.push_back(costed.estimateCycles(
+      grid, rt::TimingModel(target.getValue()), interleave));
   return int64_t(opsInfo.size()) - 1;
 }
 
@@ -256,11 +249,11 @@ LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
       op.getLoc(), *buffer, bindings.getStringAttr(""),
       TypeAttr::get(op.getResult().getType()),
       bindings.getDenseI64ArrayAttr(sourceType.getShape()),
-      op.getPermutationAttr(), nullptr, nullptr, nullptr,
-      op.getIndexDimAttr(), op.getIndexMapAttr());
+      op.getPermutationAttr(), nullptr, nullptr, nullptr, op.getIndexDimAttr(),
+      op.getIndexMapAttr());
   auto argumentName = [&](BlockArgument arg) {
-    auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "tfm.name");
+    auto name =
+        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
     return name ? name.str() : "input" + std::to_string(arg.getArgNumber());
   };
   if (auto arg = dyn_cast<BlockArgument>(source)) {
@@ -297,11 +290,10 @@ LogicalResult ProgramLowering::lower(mesh::MapOp op) {
     kind = core::ElementwiseKind::mul;
   else if (op.getKind() == mesh::MapKind::swiglu)
     kind = core::ElementwiseKind::swiglu;
-  instructions.create<core::ElementwiseOp>(
-      op.getLoc(), elementwiseKind(kind), *out, *lhs, *rhs);
+  instructions.create<core::ElementwiseOp>(op.getLoc(), elementwiseKind(kind),
+                                           *out, *lhs, *rhs);
   instructions.create<core::MarkOp>(
-      op.getLoc(),
-      recordOp(op, "map", mesh::stringifyMapKind(op.getKind())));
+      op.getLoc(), recordOp(op, "map", mesh::stringifyMapKind(op.getKind())));
   return success();
 }
 

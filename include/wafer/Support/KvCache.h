@@ -2,9 +2,9 @@
 //
 // The slots of a mesh.kv_append's cache ([1, KVH, H x C, D], C slots per
 // row of cores) that hold each token before and after the step, for the
-// concat and shift policies: the planner places the past and reads the
-// present with these, the lowering moves tokens by them and the attention
-// masks the slots they leave empty.
+// concat and shift policies: the planner and mesh-plan-kv-cache place the
+// past and read the present with these, the lowering moves tokens by them
+// and the attention masks the slots they leave empty.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_SUPPORT_KVCACHE_H

@@ -1,0 +1,305 @@
+//===- TfmToMeshPlanner.cpp - Products, maps and outputs on a grid --------===//
+#include "TfmToMeshPlanner.h"
+
+#define DEBUG_TYPE "convert-tfm-to-mesh"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::planning {
+
+LogicalResult Planner::run() {
+  findHeadProjections();
+  SmallVector<Operation *> worklist;
+  for (Operation &op : func.getBody().front())
+    worklist.push_back(&op);
+  for (Operation *op : worklist) {
+    builder.setInsertionPoint(op);
+    LogicalResult result =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case<tfm::MatMulOp>([&](auto op) { return planMatMul(op); })
+            .Case<tfm::LinearOp>([&](auto op) { return planLinear(op); })
+            .Case<tfm::AddOp>(
+                [&](auto op) { return planMap(op, mesh::MapKind::add); })
+            .Case<tfm::MulOp>(
+                [&](auto op) { return planMap(op, mesh::MapKind::mul); })
+            .Case<tfm::TransposeOp, tfm::ReshapeOp>(
+                [&](auto op) { return planView(op); })
+            .Case<tfm::RmsNormOp>([&](auto op) { return planRmsNorm(op); })
+            .Case<tfm::SwigluOp>([&](auto op) { return planSwiglu(op); })
+            .Case<tfm::RopeOp>([&](auto op) { return planRope(op); })
+            .Case<tfm::ConcatOp>([&](auto op) { return planConcat(op); })
+            .Case<tfm::AttentionOp>([&](auto op) { return planAttention(op); })
+            .Case<tfm::WeightOp, tfm::ConstantOp, tfm::EmbedOp>(
+                [&](auto) { return success(); })
+            .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
+            .Default([&](Operation *op) { return noPlan(op); });
+    if (failed(result))
+      return failure();
+    LLVM_DEBUG(traceOp(op));
+  }
+  // Compute ops are replaced; host ops stay only while distributes use them.
+  for (Operation *op : llvm::reverse(worklist))
+    if (!isa<func::ReturnOp>(op) && op->use_empty())
+      op->erase();
+  return success();
+}
+
+void Planner::traceOp(Operation *op) {
+  for (Value result : op->getResults())
+    if (Value planned = plannedValues.lookup(result))
+      llvm::dbgs() << "convert-tfm-to-mesh: " << op->getName() << " at "
+                   << op->getLoc() << " -> " << planned.getType() << "\n";
+}
+
+LogicalResult Planner::noPlan(Operation *op) {
+  auto type = op->getNumResults() == 1
+                  ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                  : RankedTensorType();
+  int64_t limit = TfmFoldShapesOptions().maxElements;
+  std::optional<int64_t> count =
+      type ? checkedElementCount(type.getShape()) : std::nullopt;
+  bool constantInputs = llvm::all_of(op->getOperands(), [](Value v) {
+    return v.getDefiningOp<tfm::ConstantOp>();
+  });
+  if (type && constantInputs && (!count || *count > limit))
+    return op->emitError("convert-tfm-to-mesh: '")
+           << op->getName() << "' computes a constant " << type
+           << " larger than tfm-fold-shapes folds (" << limit
+           << " elements), and the grid does not compute it; the sequence "
+              "is too long for this model's masks";
+  return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
+         << op->getName() << "'";
+}
+
+mesh::LayoutAttr Planner::defaultLayout(int64_t rank) {
+  SmallVector<int64_t> axes(rank, kNone), blocks(rank, 1);
+  if (rank >= 1) {
+    axes[rank - 1] = kX;
+    blocks[rank - 1] = grid.getWidth();
+  }
+  if (rank >= 2) {
+    axes[rank - 2] = kY;
+    blocks[rank - 2] = grid.getHeight();
+  }
+  return layout(axes, blocks);
+}
+
+bool Planner::isHostValue(Value v) {
+  if (isa<BlockArgument>(v))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (isa<tfm::WeightOp, tfm::ConstantOp>(def))
+    return true;
+  if (isa<tfm::TransposeOp, tfm::ReshapeOp>(def))
+    return isHostValue(def->getOperand(0));
+  // The host places embedding rows (core.input gather_ids).
+  if (auto embed = dyn_cast<tfm::EmbedOp>(def))
+    return isa<BlockArgument>(embed.getIds()) &&
+           embed.getTable().getDefiningOp<tfm::WeightOp>();
+  return false;
+}
+
+FailureOr<Value> Planner::materialize(Operation *user, Value v,
+                                      ArrayRef<int64_t> shape,
+                                      mesh::LayoutAttr layout,
+                                      ArrayRef<int64_t> outerPermutation) {
+  auto type = RankedTensorType::get(shape, elementType, layout);
+  if (isHostValue(v)) {
+    SmallVector<int64_t> permutation(outerPermutation);
+    Value source = v;
+    // Unit dimensions the plan drops are dropped on the host too.
+    auto sourceType = cast<RankedTensorType>(v.getType());
+    if (outerPermutation.empty() &&
+        sourceType.getRank() > int64_t(shape.size()) &&
+        sourceType.getNumElements() == type.getNumElements())
+      source = builder.create<tfm::ReshapeOp>(
+          user->getLoc(),
+          RankedTensorType::get(shape, sourceType.getElementType()), v);
+    // Compose host-side transposes into one permutation of the source.
+    while (auto transpose = source.getDefiningOp<tfm::TransposeOp>()) {
+      if (!isa<BlockArgument>(transpose.getInput()) &&
+          !isa<tfm::WeightOp, tfm::ConstantOp>(
+              transpose.getInput().getDefiningOp()))
+        break;
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      if (permutation.empty())
+        permutation.assign(perm.begin(), perm.end());
+      else
+        for (int64_t &p : permutation)
+          p = perm[p];
+      source = transpose.getInput();
+    }
+    auto distribute = builder.create<mesh::DistributeOp>(
+        user->getLoc(), type, source, nullptr, nullptr, nullptr);
+    if (!permutation.empty())
+      distribute.setPermutation(permutation);
+    return distribute.getResult();
+  }
+  if (!outerPermutation.empty())
+    return user->emitError("convert-tfm-to-mesh: transposing a computed "
+                           "tensor is not supported yet");
+  Value planned = plannedValues.lookup(v);
+  if (planned.getType() == type)
+    return planned;
+  if (isRelayout(cast<RankedTensorType>(planned.getType()), type))
+    return builder
+        .create<mesh::RelayoutOp>(user->getLoc(), type, planned, nullptr)
+        .getResult();
+  return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
+         << planned.getType() << " but this op needs " << type
+         << "; only re-blocking one split dimension is supported";
+}
+
+bool Planner::isRelayout(RankedTensorType from, RankedTensorType to) {
+  mesh::LayoutAttr a = mesh::getLayout(from), b = mesh::getLayout(to);
+  if (from.getShape() != to.getShape() ||
+      from.getElementType() != to.getElementType() || !a || !b ||
+      a.getAxes() != b.getAxes())
+    return false;
+  int changed = 0;
+  for (auto [axis, x, y] :
+       llvm::zip(a.getAxes(), a.getBlocks(), b.getBlocks())) {
+    int64_t extent = axis == kX   ? grid.getWidth()
+                     : axis == kY ? grid.getHeight()
+                                  : 1;
+    if (x != y)
+      ++changed;
+    else if (x != extent)
+      return false;
+  }
+  return changed == 1;
+}
+
+LogicalResult Planner::planProduct(Operation *op, Value lhsValue,
+                                   Value rhsValue, bool transposeRhs) {
+  auto lhsType = cast<RankedTensorType>(lhsValue.getType());
+  auto rhsType = cast<RankedTensorType>(rhsValue.getType());
+  // Leading unit dimensions ([1, L, E] activations) are dropped.
+  SmallVector<int64_t> lhsShape = meshShape(lhsType);
+  if (lhsShape.size() != 2 || rhsType.getRank() != 2)
+    return op->emitError("convert-tfm-to-mesh: a product of rank-")
+           << lhsType.getRank() << " and rank-" << rhsType.getRank()
+           << " operands is not supported yet (only matrices)";
+  if (headProjections.count(op) || isHeadForm(lhsValue))
+    return lhsShape[0] == 1
+               ? planHeadGemv(op, lhsValue, rhsValue, transposeRhs)
+               : planHeadGemm(op, lhsValue, rhsValue, transposeRhs);
+  SmallVector<int64_t> rhsPermutation;
+  if (transposeRhs)
+    rhsPermutation = {1, 0};
+  int64_t m = lhsShape[0], k = lhsShape[1],
+          n = rhsType.getDimSize(transposeRhs ? 0 : 1);
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  if (m == 1) {
+    // A vector a previous GEMV left split along x feeds the transposed
+    // orientation (the weight is placed [x:W, y:H]), so chained GEMVs
+    // alternate between the two and never relayout.
+    bool alongX = !isHostValue(lhsValue) &&
+                  splitAxis(plannedValues.lookup(lhsValue)) == kX;
+    int64_t in = alongX ? kX : kY, out = alongX ? kY : kX;
+    int64_t inBlocks = alongX ? w : h, outBlocks = alongX ? h : w;
+    auto lhs =
+        materialize(op, lhsValue, {1, k}, layout({kNone, in}, {1, inBlocks}));
+    if (failed(lhs))
+      return failure();
+    auto rhs =
+        materialize(op, rhsValue, {k, n},
+                    layout({in, out}, {inBlocks, outBlocks}), rhsPermutation);
+    if (failed(rhs))
+      return failure();
+    auto resultType = RankedTensorType::get(
+        {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
+    auto gemv =
+        builder.create<mesh::GemvOp>(op->getLoc(), resultType, *lhs, *rhs,
+                                     allreduceAttr(), nullptr, nullptr);
+    plannedValues[op->getResult(0)] = gemv.getResult();
+    return success();
+  }
+  int64_t ring = mesh::GemmOp::kBlocks(h, w);
+  auto lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
+  if (failed(lhs))
+    return failure();
+  auto rhs = materialize(op, rhsValue, {k, n}, layout({kY, kX}, {ring, w}),
+                         rhsPermutation);
+  if (failed(rhs))
+    return failure();
+  auto resultType =
+      RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+  auto gemm = builder.create<mesh::GemmOp>(
+      op->getLoc(), resultType, *lhs, *rhs,
+      mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
+  plannedValues[op->getResult(0)] = gemm.getResult();
+  return success();
+}
+
+LogicalResult Planner::planElementwise(Operation *op, Value lhsValue,
+                                       Value rhsValue, mesh::MapKind kind) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  // A computed operand of the full shape imposes its layout and shape.
+  mesh::LayoutAttr chosen;
+  SmallVector<int64_t> shape = meshShape(resultType);
+  for (Value operand : {lhsValue, rhsValue})
+    if (!isHostValue(operand) &&
+        cast<RankedTensorType>(operand.getType()).getShape() ==
+            resultType.getShape()) {
+      auto planned =
+          cast<RankedTensorType>(plannedValues.lookup(operand).getType());
+      chosen = mesh::getLayout(planned);
+      shape.assign(planned.getShape().begin(), planned.getShape().end());
+    }
+  if (!chosen)
+    chosen = defaultLayout(shape.size());
+  auto lhs = materialize(op, lhsValue, shape, chosen);
+  if (failed(lhs))
+    return failure();
+  auto rhs = materialize(op, rhsValue, shape, chosen);
+  if (failed(rhs))
+    return failure();
+  auto map = builder.create<mesh::MapOp>(
+      op->getLoc(), lhs->getType(),
+      mesh::MapKindAttr::get(op->getContext(), kind), *lhs, *rhs);
+  plannedValues[op->getResult(0)] = map.getResult();
+  return success();
+}
+
+SmallVector<int64_t> Planner::meshShape(RankedTensorType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  while (shape.size() > 2 && shape.front() == 1)
+    shape = shape.drop_front();
+  return SmallVector<int64_t>(shape);
+}
+
+int64_t Planner::splitAxis(Value planned) {
+  mesh::LayoutAttr layout = mesh::getLayout(planned.getType());
+  if (!layout)
+    return kNone;
+  for (int64_t axis : layout.getAxes().drop_front())
+    if (axis != kNone)
+      return axis;
+  return kNone;
+}
+
+LogicalResult Planner::planReturn(func::ReturnOp op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value v = operand.get();
+    if (isHostValue(v))
+      continue;
+    auto collect = builder.create<mesh::CollectOp>(op.getLoc(), v.getType(),
+                                                   plannedValues.lookup(v),
+                                                   nullptr, nullptr, nullptr);
+    // Prefill keys and values are planned positions first; the graph
+    // returns them heads first.
+    if (headsFirst.contains(v))
+      collect.setPermutation(ArrayRef<int64_t>{1, 0, 2});
+    // A KV cache returns its positions out of its slots.
+    if (auto append = collect.getSource().getDefiningOp<mesh::KvAppendOp>()) {
+      collect.setIndexDim(2);
+      collect.setIndexMap(getKvCacheLayout(append).presentSlots());
+    }
+    operand.set(collect.getResult());
+  }
+  return success();
+}
+
+} // namespace wafer::planning
