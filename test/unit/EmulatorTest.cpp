@@ -401,6 +401,11 @@ TEST(Emulator, AnalyticModeAddsUpTheEstimates) {
   EXPECT_EQ(r->stats.ops[0].cycles, 40);
   EXPECT_EQ(r->stats.ops[1].cycles, 2);
   EXPECT_EQ(r->stats.maxSramBytesPerCore, 12);
+  // Estimates a corrupt bundle could carry do not overflow the total.
+  p.ops[0].estimatedCycles = p.ops[1].estimatedCycles = INT64_MAX / 2 + 1;
+  EXPECT_EQ(errorOf(runProgram(p, {}, analytic)),
+            "the ops' cycle estimates add up to more than 2^63 cycles (a "
+            "corrupt bundle?)");
 }
 
 } // namespace

@@ -498,8 +498,12 @@ Error Scheduler::simulate() {
     // The ops one after another, each taking its estimate.
     opTotals.assign(p.ops.size(), OpTotals());
     int64_t end = 0;
-    for (size_t k = 0; k < p.ops.size(); ++k)
-      opTotals[k].end = end += p.ops[k].estimatedCycles;
+    for (size_t k = 0; k < p.ops.size(); ++k) {
+      if (__builtin_add_overflow(end, p.ops[k].estimatedCycles, &end))
+        return err("the ops' cycle estimates add up to more than 2^63 "
+                   "cycles (a corrupt bundle?)");
+      opTotals[k].end = end;
+    }
     analyticCycles = end;
     return Error::success();
   }
