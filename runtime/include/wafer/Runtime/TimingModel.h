@@ -13,12 +13,15 @@
 #include "wafer/Runtime/Program.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace wafer::rt {
 
 class TimingModel {
 public:
-  explicit TimingModel(const Target &target) : t(target) {}
+  /// Keeps its own copy of the target, so that a model made from a
+  /// temporary (say, `TimingModel(attr.getValue())`) stays valid.
+  explicit TimingModel(Target target) : t(std::move(target)) {}
 
   const Target &target() const { return t; }
 
@@ -51,7 +54,7 @@ public:
   int64_t sendIssueCycles() const { return t.sendIssueCycles; }
 
 private:
-  const Target &t;
+  Target t;
 };
 
 } // namespace wafer::rt
