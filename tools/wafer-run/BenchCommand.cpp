@@ -3,7 +3,8 @@
 // One process, the cartesian product of grids and algorithms, one table (as
 // llama-bench prints): the model is imported once and every configuration
 // compiles a copy and runs it in the timing mode, which gives the
-// functional mode's cycles without element data.
+// functional mode's cycles without element data, or adds up its estimates
+// (--mode analytic).
 //
 //===----------------------------------------------------------------------===//
 #include "BenchCommand.h"
@@ -116,9 +117,12 @@ void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
                       s.seconds, rate, s.maxSramBytesPerCore,
                       s.maxRoutesPerCore, row.wallSeconds);
   }
-  outs() << formatv("\n{0}: {1} configurations on {2}, timing mode (exact "
-                    "cycles, no element data)\n",
-                    options.model, rows.size(), options.target);
+  bool analytic = options.emulator.mode == rt::EmulatorMode::Analytic;
+  outs() << formatv("\n{0}: {1} configurations on {2}, {3}\n", options.model,
+                    rows.size(), options.target,
+                    analytic ? "analytic mode (the ops' closed-form cycle "
+                               "estimates, nothing run)"
+                             : "timing mode (exact cycles, no element data)");
 }
 
 } // namespace

@@ -28,7 +28,8 @@ llvm::Error validateBenchOptions(const BenchOptions &options);
 
 /// Runs `wafer-run bench`: imports the model once, then compiles and runs
 /// every combination of the axes in the timing mode (exact cycles, no data)
-/// and prints one row per configuration. A configuration that does not
+/// or the analytic mode (`emulator.mode`), and prints one row per
+/// configuration. A configuration that does not
 /// compile or run gets its error in the row; the exit code is 1 when any
 /// did. Returns the exit code.
 int runBenchCommand(const BenchOptions &options);

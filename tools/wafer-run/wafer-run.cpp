@@ -138,8 +138,9 @@ static cl::opt<std::string> modeOption(
     "mode",
     cl::desc("functional (numbers and time, the default), timing (time "
              "only: no element data, the same cycles, far less memory) or "
-             "analytic (each op's closed-form cycle estimate; nothing runs)"),
-    cl::init("functional"), cl::sub(runCommand));
+             "analytic (each op's closed-form cycle estimate; nothing runs); "
+             "bench: timing (the default) or analytic"),
+    cl::init("functional"), cl::sub(runCommand), cl::sub(benchCommand));
 static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("Write a Chrome trace (chrome://tracing, Perfetto) of the run "
@@ -706,7 +707,13 @@ static int bench() {
   if (threadsOption < 1 || threadsOption > 1024)
     return fail("--threads must be between 1 and 1024, got " +
                 Twine(unsigned(threadsOption)));
-  options.emulator.mode = rt::EmulatorMode::Timing;
+  // bench measures time only: timing unless asked for the estimates.
+  if (modeOption.getNumOccurrences() && modeOption != "timing" &&
+      modeOption != "analytic")
+    return fail("bench: unknown --mode '" + modeOption +
+                "' (known: timing, analytic)");
+  options.emulator.mode = modeOption == "analytic" ? rt::EmulatorMode::Analytic
+                                                   : rt::EmulatorMode::Timing;
   options.emulator.threads = threadsOption;
   options.emulator.progress = !quietOption;
   options.emulator.maxCycles = maxCyclesOption;
