@@ -212,8 +212,7 @@ int64_t ProgramLowering::recordOp(Operation *op, StringRef kind,
     name = (kind + Twine(opsInfo.size())).str();
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
   auto costed = cast<mesh::CostedOpInterface>(op);
-  estimatedCycles.push_back(costed.estimateCycles(
-      grid, rt::TimingModel(target.getValue()), interleave));
+  estimatedCycles.push_back(costed.estimateCycles(grid, timing, interleave));
   return int64_t(opsInfo.size()) - 1;
 }
 

@@ -15,6 +15,7 @@
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/FabricPlacement.h"
 #include "wafer/Runtime/Layout.h"
+#include "wafer/Runtime/TimingModel.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/LocationName.h"
 #include "wafer/Support/KvCache.h"
@@ -106,8 +107,8 @@ public:
   ProgramLowering(ModuleOp module, func::FuncOp main, mesh::GridAttr grid,
                   mesh::TargetAttr target)
       : module(module), main(main), grid(grid), target(target),
-        builder(module.getContext()), h(grid.getHeight()),
-        w(grid.getWidth()) {}
+        timing(target.getValue()), builder(module.getContext()),
+        h(grid.getHeight()), w(grid.getWidth()) {}
 
   /// Lowers @main into a core.program inserted at the end of the module.
   LogicalResult run();
@@ -275,6 +276,8 @@ private:
   func::FuncOp main;
   mesh::GridAttr grid;
   mesh::TargetAttr target;
+  /// The prices of the ops' cycle estimates.
+  rt::TimingModel timing;
   OpBuilder builder;
   int64_t h, w;
   bool interleave = false;

@@ -75,7 +75,7 @@ std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k) {
 
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
-                             const Target &t, bool interleaved) {
+                             const Target &t, bool interleaved, bool relayed) {
   if (n <= 1)
     return 0;
   // The emulator's prices: a message's transfer, its two ramps and its
@@ -83,9 +83,21 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
   // runs from its last member to its root, a member forwarding once both its
   // own group (a level below) and the message have arrived.
   TimingModel timing(t);
-  int64_t transfer = timing.occupancy(words) + 2 * timing.rampCycles();
   int64_t add = TimingModel::kernelCycles(values, macsPerCycle);
   std::vector<int64_t> physical = ringOrder(n, interleaved);
+  // A message from ring position `from` to `to`: directly, or (relayed)
+  // received and sent on by every position in between.
+  auto travel = [&](int64_t from, int64_t to) {
+    if (!relayed)
+      return timing.messageCycles(words,
+                                  std::abs(physical[from] - physical[to]));
+    int64_t step = to > from ? 1 : -1;
+    int64_t cycles = (std::abs(from - to) - 1) * timing.receiveCycles();
+    for (int64_t p = from; p != to; p += step)
+      cycles += timing.messageCycles(
+          words, std::abs(physical[p] - physical[p + step]));
+    return cycles;
+  };
   std::vector<int64_t> ready(n, 0);
   for (const KTreeLevel &level : ktreeLevels(n, k)) {
     int64_t span = level.stride * level.groupSize;
@@ -94,19 +106,18 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
       last -= (last - first) % level.stride;
       int64_t time = ready[last];
       for (int64_t l = last - level.stride; l >= first; l -= level.stride) {
-        int64_t arrival =
-            time + transfer +
-            std::abs(physical[l + level.stride] - physical[l]) *
-                timing.hopCycles();
+        int64_t arrival = time + travel(l + level.stride, l);
         time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
       }
       ready[first] = time;
     }
   }
-  // The broadcast from position 0 reaches the far end of the axis.
+  // The broadcast from position 0 reaches the far end of the axis (relayed:
+  // the last ring position).
   int64_t farthest = std::max(physical[0], n - 1 - physical[0]);
-  return ready[0] + transfer + farthest * timing.hopCycles() +
-         timing.receiveCycles();
+  int64_t broadcast =
+      relayed ? travel(0, n - 1) : timing.messageCycles(words, farthest);
+  return ready[0] + broadcast + timing.receiveCycles();
 }
 
 int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
@@ -161,8 +172,7 @@ std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved) {
   return paths;
 }
 
-std::vector<LinePath> neighborPaths(int64_t n, bool forward,
-                                    bool interleaved) {
+std::vector<LinePath> neighborPaths(int64_t n, bool forward, bool interleaved) {
   std::vector<LinePath> paths;
   std::vector<int64_t> ring = ringOrder(n, interleaved);
   for (int64_t l = 0; l + 1 < n; ++l)
@@ -192,7 +202,6 @@ struct Rule {
     return std::tie(color, in, outMask) < std::tie(o.color, o.in, o.outMask);
   }
 };
-
 
 /// Calls visit(index, in, outMask) for every core the path crosses.
 template <typename Fn>

@@ -20,45 +20,22 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+from measure import timed, wall
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def timed(cmd):
-    """(seconds, stdout) of one run of cmd; exits on failure."""
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stderr.strip()}")
-    return time.perf_counter() - start, proc.stdout
-
-
 def run_mode(wafer_run, bundle, mode, stats):
     """(seconds, max RSS in MB, cycles) of the bundle in one mode."""
-    cmd = [wafer_run, "run", bundle, "--mode", mode, "--quiet", "--stats",
-           stats]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stderr.read().strip()}")
+    seconds, rss = timed([wafer_run, "run", bundle, "--mode", mode, "--quiet",
+                          "--stats", stats])
     with open(stats) as f:
-        cycles = json.load(f)["cycles"]
-    return seconds, usage.ru_maxrss / 1024.0, cycles
+        return seconds, rss, json.load(f)["cycles"]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
-    ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
-    ap.add_argument("--grids", default="48x48,96x96,192x192,660x660")
-    ap.add_argument("--prefill-grids", default="8x8,16x16,32x32")
-    args = ap.parse_args()
-    wafer_run = os.path.join(args.bin, "wafer-run")
-    work = tempfile.mkdtemp(prefix="wafer-analytic-")
+def measure(work, wafer_run, grids, prefill_grids):
+    """One row per model and grid: both modes' cycles, seconds and memory."""
     exporter = os.path.join(SRC, "python", "wafer", "export_llama.py")
     models = {}
     for config, graph in (("stories15m", "decode"), ("tiny", "prefill")):
@@ -69,14 +46,14 @@ def main():
         models[config] = os.path.join(out, f"{graph}.onnx")
     cases = [("stories15m decode f16", models["stories15m"], grid,
               ["--dim-param", "past=8", "--dtype", "f16"])
-             for grid in args.grids.split(",")]
+             for grid in grids]
     cases += [("tiny prefill f32", models["tiny"], grid,
                ["--dim-param", "seq=16"])
-              for grid in args.prefill_grids.split(",")]
+              for grid in prefill_grids]
     rows = []
     for name, model, grid, options in cases:
         bundle = os.path.join(work, "run.wafb")
-        compile_seconds, _ = timed(
+        compile_seconds, _ = wall(
             [wafer_run, "run", model, "--grid", grid, "--mode", "analytic",
              "--quiet", "--save-bundle", bundle] + options)
         row = {"model": name, "grid": grid,
@@ -90,6 +67,19 @@ def main():
             row["analytic"]["cycles"] / row["timing"]["cycles"] - 1, 4)
         print(json.dumps(row), flush=True)
         rows.append(row)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
+    ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
+    ap.add_argument("--grids", default="48x48,96x96,192x192,660x660")
+    ap.add_argument("--prefill-grids", default="8x8,16x16,32x32")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="wafer-analytic-") as work:
+        rows = measure(work, os.path.join(args.bin, "wafer-run"),
+                       args.grids.split(","), args.prefill_grids.split(","))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "analytic_mode.json"), "w") as f:
         json.dump({"runs": rows}, f, indent=2)

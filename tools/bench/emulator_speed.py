@@ -18,11 +18,9 @@ OUT/emulator_speed.md.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -30,18 +28,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(SRC, "python"))
 
 from wafer import testing  # noqa: E402
-
-
-def timed(cmd):
-    """(seconds, max RSS in MB) of one run of cmd; exits on failure."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stderr.read().strip()}")
-    return seconds, usage.ru_maxrss / 1024.0
+from measure import timed  # noqa: E402
 
 
 def best(cmd, repeat):

@@ -20,16 +20,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+from measure import wall
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROMPT = "1,450,3974,2501,263,931,727,29892"
-
-
-def wall(cmd, env=None):
-    start = time.perf_counter()
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start, out.stdout
 
 
 def main():

@@ -45,12 +45,6 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 /// The type a distributed tensor is stored, sent and computed in.
 rt::DType dtypeOf(mlir::Value v);
 
-/// Cycles of a local kernel of `work` operations writing `dtype`.
-inline int64_t kernelCycles(const rt::TimingModel &timing, int64_t work,
-                            rt::DType dtype) {
-  return timing.kernelCycles(work, dtype);
-}
-
 /// Cycles of a row instruction of these sizes (RowArgs' meaning).
 int64_t rowCycles(const rt::TimingModel &timing, rt::Opcode op, int64_t m,
                   int64_t n, int64_t k, int64_t groups, rt::DType dtype);

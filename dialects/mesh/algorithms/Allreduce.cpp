@@ -70,7 +70,8 @@ void plans::addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 //===----------------------------------------------------------------------===//
 
 std::optional<AllreduceUse> GemvOp::getAllreduceUse(GridAttr grid) {
-  return AllreduceUse{reducesAlongX(), getAllreduce(),
+  return AllreduceUse{reducesAlongX(),
+                      getAllreduce(),
                       getOperation()->hasAttr("relayed"),
                       {localElements(getResult(), grid)}};
 }
@@ -86,8 +87,7 @@ int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   rt::DType dtype = dtypeOf(getResult());
   int64_t kt = localElements(getLhs(), grid),
           nt = localElements(getResult(), grid);
-  return kernelCycles(timing, nt, dtype) +
-         kernelCycles(timing, kt * nt, dtype) +
+  return timing.kernelCycles(nt, dtype) + timing.kernelCycles(kt * nt, dtype) +
          allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
                          dtype);
 }
@@ -108,7 +108,9 @@ std::optional<AllreduceUse> RmsNormOp::getAllreduceUse(GridAttr grid) {
   int64_t perRow = shapeOf(getWeight())[0];
   int64_t extent = alongX ? grid.getWidth() : grid.getHeight();
   return AllreduceUse{
-      alongX, getAllreduce(), getOperation()->hasAttr("relayed"),
+      alongX,
+      getAllreduce(),
+      getOperation()->hasAttr("relayed"),
       {localElements(getInput(), grid) / ceilDiv(perRow, extent)}};
 }
 
@@ -117,8 +119,7 @@ std::vector<ChannelFamily> RmsNormOp::getChannelFamilies(GridAttr grid,
   return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
 }
 
-int64_t RmsNormOp::estimateCycles(GridAttr grid,
-                                  const rt::TimingModel &timing,
+int64_t RmsNormOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                   bool interleave) {
   // Local sums of squares, their allreduce, the scaling.
   rt::DType dtype = dtypeOf(getResult());

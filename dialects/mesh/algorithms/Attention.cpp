@@ -19,7 +19,8 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
   // The softmax's max and sum per query head, then the weighted values.
   int64_t out = localElements(getQuery(), grid);
   int64_t heads = out / shapeOf(getKey())[3];
-  return AllreduceUse{false, *getAllreduce(),
+  return AllreduceUse{false,
+                      *getAllreduce(),
                       getOperation()->hasAttr("relayed"),
                       {heads, heads, out}};
 }
@@ -46,9 +47,8 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
   }
   AllreduceUse use = *getAllreduceUse(grid);
   int64_t heads = use.messageElements[0];
-  scratch.push_back(
-      {BufferRole::Scores, 0,
-       heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight())});
+  scratch.push_back({BufferRole::Scores, 0,
+                     heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight())});
   scratch.push_back({BufferRole::Max, 0, heads});
   scratch.push_back({BufferRole::Sum, 0, heads});
   addAllreduceScratch(use, grid, scratch);
@@ -60,7 +60,7 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
                                     bool interleave) {
   rt::DType dtype = dtypeOf(getResult());
   int64_t h = grid.getHeight();
-  auto kernel = [&](int64_t work) { return kernelCycles(timing, work, dtype); };
+  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
   auto rowKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
                        int64_t groups) {
     return rowCycles(timing, op, m, n, k, groups, dtype);
@@ -77,8 +77,8 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     int64_t flash =
         rowKernel(rt::Opcode::FlashStep, perRow, dim, kvHeads, group);
     return 2 * kernel(tile) + kernel(out) + kernel(2 * out / dim) +
-           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
-                           flash, 0, 0) +
+           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, flash,
+                           0, 0) +
            flash +
            rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
   }

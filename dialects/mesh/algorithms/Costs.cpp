@@ -32,8 +32,7 @@ int64_t plans::rowCycles(const rt::TimingModel &timing, rt::Opcode op,
 
 int64_t plans::messageCycles(const rt::TimingModel &timing, int64_t elements,
                              rt::DType dtype, int64_t hops) {
-  return 2 * timing.rampCycles() + hops * timing.hopCycles() +
-         timing.occupancy(rt::TimingModel::words(elements, dtype));
+  return timing.messageCycles(rt::TimingModel::words(elements, dtype), hops);
 }
 
 RingHops plans::ringHops(int64_t n, bool interleave) {
@@ -69,11 +68,9 @@ int64_t plans::ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
     return steps * (before + overlapped + after);
   RingHops hops = ringHops(n, interleave);
   double tail = double(timing.receiveCycles() + after);
-  double own =
-      double(before + timing.sendIssueCycles() + overlapped) + tail;
-  double round = double(before +
-                        messageCycles(timing, elements, dtype, hops.step)) +
-                 tail;
+  double own = double(before + timing.sendIssueCycles() + overlapped) + tail;
+  double round =
+      double(before + messageCycles(timing, elements, dtype, hops.step)) + tail;
   double wrap = double((hops.longest - hops.step) * timing.hopCycles());
   return std::llround(ringSteps(steps, own, round, wrap, n));
 }
@@ -92,37 +89,7 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
     return timing.kernelCycles(values, dtype) +
            ringShiftCycles(timing, n - 1, values, dtype, n, interleave, 0, 0,
                            combine);
-  int64_t words = rt::TimingModel::words(values, dtype);
-  if (!use.relayed)
-    return rt::ktreeAllreduceCycles(n, allreduce.getTreeK(), values, words,
-                                    timing.macsPerCycle(dtype),
-                                    timing.target(), interleave);
-  // Every message is received and sent on by each position it passes; a
-  // chain's member forwards once its own group and the message are in
-  // (as rt::ktreeAllreduceCycles, hop by hop).
-  std::vector<int64_t> physical = rt::ringOrder(n, interleave);
-  auto hop = [&](int64_t from, int64_t to) {
-    return messageCycles(timing, values, dtype,
-                         std::abs(physical[from] - physical[to]));
-  };
-  std::vector<int64_t> ready(n, 0);
-  for (const rt::KTreeLevel &level :
-       rt::ktreeLevels(n, allreduce.getTreeK())) {
-    int64_t span = level.stride * level.groupSize;
-    for (int64_t first = 0; first < n; first += span) {
-      int64_t last = std::min(first + span, n) - 1;
-      last -= (last - first) % level.stride;
-      int64_t time = ready[last];
-      for (int64_t l = last - 1; l >= first; --l) {
-        time += hop(l + 1, l) + timing.receiveCycles();
-        if ((l - first) % level.stride == 0)
-          time = std::max(time, ready[l] + timing.receiveCycles()) + combine;
-      }
-      ready[first] = time;
-    }
-  }
-  int64_t broadcast = 0;
-  for (int64_t l = 1; l < n; ++l)
-    broadcast += hop(l - 1, l) + timing.receiveCycles();
-  return ready[0] + broadcast;
+  return rt::ktreeAllreduceCycles(
+      n, allreduce.getTreeK(), values, rt::TimingModel::words(values, dtype),
+      timing.macsPerCycle(dtype), timing.target(), interleave, use.relayed);
 }

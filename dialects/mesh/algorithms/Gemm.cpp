@@ -49,7 +49,8 @@ std::vector<ChannelFamily> GemmOp::getChannelFamilies(GridAttr grid,
 
 std::vector<ScratchBuffer> GemmOp::getScratchBuffers(GridAttr grid) {
   GemmTiling t = getTiling(grid);
-  int64_t aBlock = saturatingMul(t.mt, t.kt), bBlock = saturatingMul(t.kt, t.nt);
+  int64_t aBlock = saturatingMul(t.mt, t.kt),
+          bBlock = saturatingMul(t.kt, t.nt);
   std::vector<ScratchBuffer> scratch;
   if (getAlgorithm() == GemmAlgorithm::summa) {
     scratch.push_back({BufferRole::PanelA, 0, aBlock});
@@ -63,10 +64,8 @@ std::vector<ScratchBuffer> GemmOp::getScratchBuffers(GridAttr grid) {
     scratch.push_back({BufferRole::OwnB, 0, localElements(getRhs(), grid)});
   if (getAlgorithm() == GemmAlgorithm::allgather) {
     // Whole panels of every block, and one block of each to multiply.
-    scratch.push_back(
-        {BufferRole::PanelA, 0, saturatingMul(t.blocks, aBlock)});
-    scratch.push_back(
-        {BufferRole::PanelB, 0, saturatingMul(t.blocks, bBlock)});
+    scratch.push_back({BufferRole::PanelA, 0, saturatingMul(t.blocks, aBlock)});
+    scratch.push_back({BufferRole::PanelB, 0, saturatingMul(t.blocks, bBlock)});
     scratch.push_back({BufferRole::BlockA, 0, aBlock});
     scratch.push_back({BufferRole::BlockB, 0, bBlock});
   }
@@ -94,14 +93,13 @@ static double shiftSteps(const rt::TimingModel &timing, const GemmTiling &t,
   int64_t h = grid.getHeight(), w = grid.getWidth();
   int64_t aTile = t.aSlots * t.mt * t.kt, bTile = t.bSlots * t.kt * t.nt;
   bool sendA = shiftA && w > 1, sendB = shiftB && h > 1;
-  double rotateA = shiftA && t.aSlots > 1 ? kernelCycles(timing, aTile, dtype)
-                                          : 0,
-         rotateB = shiftB && t.bSlots > 1 ? kernelCycles(timing, bTile, dtype)
-                                          : 0;
+  double rotateA =
+             shiftA && t.aSlots > 1 ? timing.kernelCycles(aTile, dtype) : 0,
+         rotateB =
+             shiftB && t.bSlots > 1 ? timing.kernelCycles(bTile, dtype) : 0;
   double receive = double(timing.receiveCycles());
   double receives = double(sendA + sendB) * receive;
-  double own = double((sendA + sendB) * timing.sendIssueCycles() +
-                      overlapped) +
+  double own = double((sendA + sendB) * timing.sendIssueCycles() + overlapped) +
                receives + rotateA + rotateB;
   double cycles = double(steps) * own;
   if (sendA) {
@@ -116,9 +114,9 @@ static double shiftSteps(const rt::TimingModel &timing, const GemmTiling &t,
   if (sendB) {
     RingHops hops = ringHops(h, interleave);
     double departure =
-        sendA ? double(std::max(timing.sendIssueCycles(),
-                                timing.occupancy(
-                                    rt::TimingModel::words(aTile, dtype))))
+        sendA ? double(std::max(
+                    timing.sendIssueCycles(),
+                    timing.occupancy(rt::TimingModel::words(aTile, dtype))))
               : 0;
     double round = departure +
                    double(messageCycles(timing, bTile, dtype, hops.step)) +
@@ -143,8 +141,8 @@ static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
   int64_t h = grid.getHeight(), w = grid.getWidth();
   int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
   int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
-  int64_t copyA = t.aSlots > 1 ? kernelCycles(timing, aBlock, dtype) : 0,
-          copyB = t.bSlots > 1 ? kernelCycles(timing, bBlock, dtype) : 0;
+  int64_t copyA = t.aSlots > 1 ? timing.kernelCycles(aBlock, dtype) : 0,
+          copyB = t.bSlots > 1 ? timing.kernelCycles(bBlock, dtype) : 0;
   int64_t occupancyA = timing.occupancy(rt::TimingModel::words(aBlock, dtype)),
           occupancyB = timing.occupancy(rt::TimingModel::words(bBlock, dtype));
   int64_t latencyA = messageCycles(timing, aBlock, dtype, 1),
@@ -167,17 +165,17 @@ static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
     };
     int64_t &owner = at(o);
     owner = std::max(owner, panel(o)) + copy;
-    int64_t forward = owner, backward = owner;
-    int64_t ramp = owner;
+    // Forward, then backward: the second send leaves after the first's
+    // words.
+    int64_t forward = owner, backward = owner, ramp = owner;
     if (o + 1 < n) {
-      forward = owner;
       ramp = owner + occupancy;
       owner += issue;
     }
     if (o > 0) {
       backward = std::max(owner, ramp);
       ramp = backward + occupancy;
-      owner = std::max(owner, backward) + issue;
+      owner = backward + issue;
     }
     panel(o) = ramp;
     for (int direction : {1, -1}) {
@@ -186,11 +184,10 @@ static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
         int64_t &core = at(p);
         core = std::max({core, departure + latency, panel(p)}) + receive;
         departure = core;
-        panel(p) = core;
-        if (p + direction >= 0 && p + direction < n) {
-          panel(p) = core + occupancy;
+        bool forwards = p + direction >= 0 && p + direction < n;
+        panel(p) = forwards ? core + occupancy : core;
+        if (forwards)
           core += issue;
-        }
       }
     }
   };
@@ -211,10 +208,10 @@ static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
 /// B (j < lx), so every core's k-th message on a ring belongs to round k;
 /// each core sends, works, then receives from the next ring position (B
 /// after A on its ramps) and rotates the slots of a wrap-around.
-static std::optional<int64_t>
-meshgemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
-               GridAttr grid, bool interleave, rt::DType dtype,
-               int64_t multiply) {
+static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
+                                             const GemmTiling &t, GridAttr grid,
+                                             bool interleave, rt::DType dtype,
+                                             int64_t multiply) {
   int64_t h = grid.getHeight(), w = grid.getWidth();
   int64_t alignment = std::max(h, w) - 1, rounds = alignment + t.blocks - 1;
   constexpr int64_t kCoreStepBudget = 200'000'000;
@@ -223,8 +220,8 @@ meshgemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
   int64_t aTile = t.aSlots * t.mt * t.kt, bTile = t.bSlots * t.kt * t.nt;
   int64_t occupancyA = timing.occupancy(rt::TimingModel::words(aTile, dtype)),
           occupancyB = timing.occupancy(rt::TimingModel::words(bTile, dtype));
-  int64_t rotateA = t.aSlots > 1 ? kernelCycles(timing, aTile, dtype) : 0,
-          rotateB = t.bSlots > 1 ? kernelCycles(timing, bTile, dtype) : 0;
+  int64_t rotateA = t.aSlots > 1 ? timing.kernelCycles(aTile, dtype) : 0,
+          rotateB = t.bSlots > 1 ? timing.kernelCycles(bTile, dtype) : 0;
   int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
   std::vector<int64_t> px = rt::ringOrder(w, interleave),
                        py = rt::ringOrder(h, interleave);
@@ -255,8 +252,7 @@ meshgemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
         }
         if (b && h > 1) {
           departB[y * w + x] =
-              a && w > 1 ? std::max(now, departA[y * w + x] + occupancyA)
-                         : now;
+              a && w > 1 ? std::max(now, departA[y * w + x] + occupancyA) : now;
           now += issue;
         }
         if (computing)
@@ -273,9 +269,8 @@ meshgemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
             receivesA ? departA[y * w + (x + 1) % w] + latencyA((x + 1) % w)
                       : 0;
         int64_t arrivalB =
-            receivesB
-                ? departB[((y + 1) % h) * w + x] + latencyB((y + 1) % h)
-                : 0;
+            receivesB ? departB[((y + 1) % h) * w + x] + latencyB((y + 1) % h)
+                      : 0;
         if (receivesA && receivesB) {
           if (arrivalA - occupancyA <= arrivalB - occupancyB)
             arrivalB = std::max(arrivalB, arrivalA + occupancyB);
@@ -300,7 +295,7 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t h = grid.getHeight(), w = grid.getWidth();
   GemmTiling t = getTiling(grid);
   rt::DType dtype = dtypeOf(getResult());
-  auto kernel = [&](int64_t work) { return kernelCycles(timing, work, dtype); };
+  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
   int64_t multiply = kernel(t.mt * t.kt * t.nt);
   int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
   int64_t cycles = kernel(t.mt * t.nt);
@@ -339,15 +334,14 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
   int64_t alignA = shiftsA ? h - 1 : 0, alignB = shiftsB ? w - 1 : 0;
   int64_t both = std::min(alignA, alignB);
-  double aligned =
-      shiftSteps(timing, t, grid, interleave, dtype, both, shiftsA, shiftsB,
-                 0) +
-      shiftSteps(timing, t, grid, interleave, dtype, alignA - both, true,
-                 false, 0) +
-      shiftSteps(timing, t, grid, interleave, dtype, alignB - both, false,
-                 true, 0);
+  double aligned = shiftSteps(timing, t, grid, interleave, dtype, both, shiftsA,
+                              shiftsB, 0) +
+                   shiftSteps(timing, t, grid, interleave, dtype, alignA - both,
+                              true, false, 0) +
+                   shiftSteps(timing, t, grid, interleave, dtype, alignB - both,
+                              false, true, 0);
   // Compute-shift: the multiply overlaps the transfers.
-  double computed = shiftSteps(timing, t, grid, interleave, dtype,
-                               t.blocks - 1, shiftsA, shiftsB, multiply);
+  double computed = shiftSteps(timing, t, grid, interleave, dtype, t.blocks - 1,
+                               shiftsA, shiftsB, multiply);
   return cycles + std::llround(aligned + computed) + multiply;
 }

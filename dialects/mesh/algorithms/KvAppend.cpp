@@ -30,8 +30,7 @@ std::vector<ScratchBuffer> KvAppendOp::getScratchBuffers(GridAttr grid) {
   return {{BufferRole::Outgoing, 0, token}, {BufferRole::Incoming, 0, token}};
 }
 
-int64_t KvAppendOp::estimateCycles(GridAttr grid,
-                                   const rt::TimingModel &timing,
+int64_t KvAppendOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                    bool interleave) {
   // Priced at the step the program was compiled for (t = position).
   rt::DType dtype = dtypeOf(getResult());
@@ -39,18 +38,17 @@ int64_t KvAppendOp::estimateCycles(GridAttr grid,
   int64_t dim = shapeOf(getCache())[3];
   int64_t token = localElements(getNewEntry(), grid), heads = token / dim;
   // One slot of every local head.
-  int64_t copyToken = heads * kernelCycles(timing, dim, dtype);
+  int64_t copyToken = heads * timing.kernelCycles(dim, dtype);
   int64_t shifting = past % rows;
   if (getPolicy() == KvPolicy::concat || rows == 1 || shifting == 0)
     return copyToken;
   // The shifting rows pass their oldest token up and close the gap; the
   // rows above each take it; the bottom row then stores the new token.
   int64_t closed = copyToken + timing.sendIssueCycles() +
-                   heads * (past / rows) * kernelCycles(timing, dim, dtype);
-  int64_t arrival = copyToken + messageCycles(timing, token, dtype,
-                                              interleave ? 2 : 1);
-  int64_t received =
-      std::max(shifting > 1 ? closed : 0, arrival) + timing.receiveCycles() +
-      copyToken;
+                   heads * (past / rows) * timing.kernelCycles(dim, dtype);
+  int64_t arrival =
+      copyToken + messageCycles(timing, token, dtype, interleave ? 2 : 1);
+  int64_t received = std::max(shifting > 1 ? closed : 0, arrival) +
+                     timing.receiveCycles() + copyToken;
   return std::max(closed + copyToken, received);
 }

@@ -13,8 +13,8 @@ using namespace wafer::mesh::plans;
 
 int64_t MapOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                               bool) {
-  return kernelCycles(timing, localElements(getResult(), grid),
-                      dtypeOf(getResult()));
+  return timing.kernelCycles(localElements(getResult(), grid),
+                             dtypeOf(getResult()));
 }
 
 int64_t RopeOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,

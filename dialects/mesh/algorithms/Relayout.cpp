@@ -26,8 +26,7 @@ std::vector<ScratchBuffer> RelayoutOp::getScratchBuffers(GridAttr grid) {
   return {{BufferRole::Passing, 0, tile}, {BufferRole::Arriving, 0, tile}};
 }
 
-int64_t RelayoutOp::estimateCycles(GridAttr grid,
-                                   const rt::TimingModel &timing,
+int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                    bool interleave) {
   // Each core keeps its columns of the tile of every ring position: its
   // own, then one per shift. Priced at ring position 0.
@@ -50,15 +49,14 @@ int64_t RelayoutOp::estimateCycles(GridAttr grid,
   args.groups = extent;
   args.outElements = result;
   args.aElements = tile;
-  int64_t cycles = kernelCycles(timing, result, dtype);
+  int64_t cycles = timing.kernelCycles(result, dtype);
   for (int64_t source = 0; source < extent; ++source) {
     args.expr = source;
-    cycles += kernelCycles(
-        timing, rt::kernels::rowKernelCounts(rt::Opcode::Regrid, args).work,
-        dtype);
+    cycles += timing.kernelCycles(
+        rt::kernels::rowKernelCounts(rt::Opcode::Regrid, args).work, dtype);
   }
   if (extent > 1)
-    cycles += kernelCycles(timing, tile, dtype) +
+    cycles += timing.kernelCycles(tile, dtype) +
               ringShiftCycles(timing, extent - 1, tile, dtype, extent,
                               interleave, 0, 0, 0);
   return cycles;

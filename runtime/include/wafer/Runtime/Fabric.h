@@ -56,10 +56,14 @@ std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k);
 /// is done and the message has arrived: a send (words on the ramp and link,
 /// the ramps at both ends, the physical hops to the previous member), the
 /// receive's software cost (relay cycles) and the add. Then one multicast
-/// crosses the axis. It ignores contention, which the emulator models.
+/// crosses the axis. `relayed` (mesh-allocate-routes' fallback): every
+/// message and the broadcast move one ring position at a time, each
+/// position in between receiving and sending it on. It ignores contention,
+/// which the emulator models.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
-                             const Target &target, bool interleaved);
+                             const Target &target, bool interleaved,
+                             bool relayed = false);
 
 /// The K in [1, max(1, ceil(log2 n))] with the fewest modeled cycles (the
 /// smallest K on ties), among those whose tree alone (2K + 1 colors) fits

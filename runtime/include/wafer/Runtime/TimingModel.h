@@ -44,6 +44,12 @@ public:
   int64_t occupancy(int64_t words) const {
     return (words + t.linkWordsPerCycle - 1) / t.linkWordsPerCycle;
   }
+  /// Cycles from a send of `words` to its arrival `hops` hops away, with
+  /// nothing else on the way: both ramps, the hops and the words on the
+  /// link (what the network charges a lone message).
+  int64_t messageCycles(int64_t words, int64_t hops) const {
+    return 2 * rampCycles() + hops * hopCycles() + occupancy(words);
+  }
   /// Latency of one hop on a configured route (alpha).
   int64_t hopCycles() const { return t.hopCycles; }
   /// Latency between a core and its router, paid at each end.
