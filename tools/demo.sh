@@ -20,7 +20,8 @@
 #     emulated grids (prefill 4x6, decode 4x5, the KV caches kept in SRAM
 #     between decode steps) with every step checked against the host
 #     evaluator, and the tokens against ONNX Runtime's greedy generation;
-#     then from the exported ONNX directory of the same weights.
+#     then from the exported ONNX directory of the same weights on one
+#     grid, the prefill handing its KV caches to decode on chip.
 #  Between 4 and 5: the tiny decode on a fabric with dead cores, and a
 #  Chrome trace and heatmaps of a run, kept in build/demo/.
 set -euo pipefail
@@ -158,7 +159,7 @@ for model in model.gguf hf; do
   "$py" test/e2e/generate_reference.py check "$gen/$model.out" "$gen/spm.model" \
     "$gen/$onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
 done
-echo "-- the exported ONNX directory (prefill.onnx, decode.onnx with the hf weights) on one 8x8 grid, greedy, --check"
+echo "-- the exported ONNX directory (prefill.onnx, decode.onnx with the hf weights) on one 8x8 grid (the KV caches handed over on chip), greedy, --check"
 build/bin/wafer-run generate "$gen/hf-onnx" --tokenizer "$gen/spm.model" \
   --prompt "$prompt" --max-new-tokens 24 --grid 8x8 --check --json \
   --threads 2 >"$gen/onnx.out" 2>"$gen/onnx.err" || status=1
@@ -166,7 +167,7 @@ echo "    text: $(head -n -1 "$gen/onnx.out")"
 sed 's/^/    /' "$gen/onnx.err"
 "$py" test/e2e/generate_reference.py check "$gen/onnx.out" "$gen/spm.model" \
   "$gen/hf-onnx" "$prompt" 24 | sed 's/^/    vs ONNX Runtime: /' || status=1
-echo "-- model.gguf sampled (temperature 0.8, top-k 20, seed 3), f16 on one 4x6 grid"
+echo "-- model.gguf sampled (temperature 0.8, top-k 20, seed 3), f16 on one 4x6 grid (KV hand-off on chip)"
 build/bin/wafer-run generate "$gen/model.gguf" --prompt "$prompt" \
   --max-new-tokens 32 --grid 4x6 --dtype f16 --temperature 0.8 --top-k 20 \
   --seed 3 --check --check-tolerance 5e-2 --threads 2 2>"$gen/sampled.err" |

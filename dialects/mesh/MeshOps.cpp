@@ -105,6 +105,10 @@ LogicalResult DistributeOp::verify() {
     return emitOpError("cannot broadcast a rank-")
            << viewed.size() << " source to rank " << target.size();
   size_t offset = target.size() - viewed.size();
+  if (std::optional<uint64_t> at = getSramOffset();
+      at && (int64_t(*at) < 0 || *at % 4 != 0))
+    return emitOpError("sram_offset ")
+           << int64_t(*at) << " is not a non-negative multiple of 4 bytes";
   if (bool(getIndexDim()) != bool(getIndexMap()))
     return emitOpError("index_dim and index_map go together");
   int64_t mapped = getIndexDim() ? int64_t(*getIndexDim()) : -1;
@@ -492,6 +496,37 @@ LogicalResult KvAppendOp::verify() {
     return emitOpError("a cache of ")
            << perRow << " slots per row cannot take token " << past
            << " (needs " << need << ")";
+  if (failed(expectSameInterleave(*this)))
+    return failure();
+  return verifyColors(*this, getColors());
+}
+
+LogicalResult KvHandoffOp::verify() {
+  if (failed(verifySameElementType(*this)) ||
+      failed(expectHeadLayout(*this, getResult(), "result", true)))
+    return failure();
+  GridAttr grid = lookupGrid(*this);
+  constexpr int64_t N = LayoutAttr::kNone, X = LayoutAttr::kX,
+                    Y = LayoutAttr::kY;
+  ArrayRef<int64_t> source = shapeOf(getSource()), cache = shapeOf(getResult());
+  if (source.size() != 3)
+    return emitOpError("source must be [S, KVH, D]");
+  if (failed(expectLayout(*this, getSource(), "source", {Y, X, N},
+                          {grid.getHeight(), grid.getWidth(), 1})))
+    return failure();
+  if (source[1] != cache[1] || source[2] != cache[3])
+    return emitOpError(
+        "result must be [1, KVH, L, D] for a source [S, KVH, D]");
+  int64_t rows = grid.getHeight();
+  if (cache[2] % rows != 0)
+    return emitOpError("the cache's ")
+           << cache[2] << " slots do not split into " << rows << " rows";
+  // The fullest row holds ceil(S / H) of the past.
+  int64_t perRow = cache[2] / rows, need = (source[0] + rows - 1) / rows;
+  if (need > perRow)
+    return emitOpError("a cache of ")
+           << perRow << " slots per row cannot hold " << source[0]
+           << " positions (needs " << need << ")";
   if (failed(expectSameInterleave(*this)))
     return failure();
   return verifyColors(*this, getColors());

@@ -22,7 +22,10 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
     coordinate j along that dimension takes source coordinate
     `index_map[j]` (-1: zero): how a past KV cache's positions are placed
     among the cache's slots. A `tfm.embed` of a weight by a graph input is
-    placed as the rows the token ids select.
+    placed as the rows the token ids select. `sram_offset` fixes the
+    byte offset of the result's buffer on every core (otherwise the memory
+    plan chooses it): where an earlier program on the same cores left the
+    value (a prefill's KV hand-off), so nothing moves.
 
     ```mlir
     %d = mesh.distribute %w {permutation = array<i64: 1, 0>}
@@ -32,7 +35,8 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
   let arguments = (ins Mesh_HostTensor:$source,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
                        OptionalAttr<I64Attr>:$index_dim,
-                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map,
+                       OptionalAttr<I64Attr>:$sram_offset);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
@@ -317,6 +321,37 @@ def Mesh_KvAppendOp : Mesh_Op<"kv_append", [Pure,
   let assemblyFormat = [{
     $cache `,` $new_entry attr-dict `:` type($cache) `,` type($new_entry) `->` type($result)
   }];
+  let hasVerifier = 1;
+}
+
+def Mesh_KvHandoffOp : Mesh_Op<"kv_handoff", [Pure,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
+                              ["getChannelFamilies", "getScratchBuffers"]>]> {
+  let summary = "Moves a prefill's keys or values into a decode KV cache on the NoC";
+  let description = [{
+    The prefill/decode transition of paper section 4 ("we reshuffle KV
+    cache ... through the fast NoC"), for a decode program on the same
+    cores. `source` is the prefill's `[S, KVH, D]` (positions along y, KV
+    heads along x: `[y:H, x:W, *]`); the result is a decode cache
+    `[1, KVH, H x C, D]` (`[*, x:W, y:H, *]`, C slots per row of cores)
+    holding the S positions where mesh.kv_append expects a past of S
+    (balanced over the rows, row 0 the oldest, each row's tokens in its
+    first slots; the other slots zero). Heads stay in their column; every
+    core passes its tile once around the ring of its column (H - 1 ring
+    shifts, each at most two hops under INTERLEAVE) and copies the
+    positions its row keeps out of every tile that passes.
+
+    ```mlir
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>}
+        : tensor<5x2x16xf32, #mesh.layout<[y:4, x:4, *]>>
+       -> tensor<1x2x12x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
+    ```
+  }];
+  let arguments = (ins Mesh_DistTensor:$source, Mesh_KvPolicyAttr:$policy,
+                       OptionalAttr<DenseI32ArrayAttr>:$colors);
+  let results = (outs Mesh_DistTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
 

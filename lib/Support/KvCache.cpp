@@ -97,3 +97,12 @@ KvCacheLayout wafer::getKvCacheLayout(mesh::KvAppendOp op) {
   layout.policy = op.getPolicy();
   return layout;
 }
+
+KvCacheLayout wafer::getKvCacheLayout(mesh::KvHandoffOp op) {
+  KvCacheLayout layout;
+  layout.rows = mesh::lookupGrid(op).getHeight();
+  layout.slotsPerRow = op.getResult().getType().getDimSize(2) / layout.rows;
+  layout.past = op.getSource().getType().getDimSize(0);
+  layout.policy = op.getPolicy();
+  return layout;
+}

@@ -3,6 +3,7 @@
 #include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/LocalTile.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -29,6 +30,27 @@ public:
       return start;
     }
     return -1; // unreachable: the last range is unbounded
+  }
+
+  /// Takes [start, start + bytes) out of the free ranges; false when part
+  /// of it is taken already.
+  bool reserve(int64_t start, int64_t bytes) {
+    auto it = free.upper_bound(start);
+    if (it == free.begin())
+      return false;
+    --it;
+    auto [from, size] = *it;
+    int64_t end = saturatingAdd(start, bytes),
+            rangeEnd =
+                size == INT64_MAX ? INT64_MAX : saturatingAdd(from, size);
+    if (end > rangeEnd)
+      return false;
+    free.erase(it);
+    if (from < start)
+      free[from] = start - from;
+    if (end < rangeEnd)
+      free[end] = rangeEnd == INT64_MAX ? INT64_MAX : rangeEnd - end;
+    return true;
   }
 
   void release(int64_t start, int64_t bytes) {
@@ -88,22 +110,38 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
     llvm::raw_string_ostream(text) << "tensor " << v.getType();
     return text;
   };
-  // Host inputs first, for the whole run.
-  int64_t offset = 0;
+  // Host inputs first, for the whole run: those an earlier program left in
+  // SRAM (sram_offset) where they are, the others from the bottom up.
+  FreeList freeList(0);
   for (auto distribute : body.getOps<mesh::DistributeOp>()) {
+    std::optional<uint64_t> at = distribute.getSramOffset();
+    if (!at)
+      continue;
     int64_t bytes = bytesOf(distribute.getResult());
-    plan.valueOffsets[distribute.getResult()] = offset;
-    check(distribute, describe(distribute.getResult()), bytes, offset);
-    offset = saturatingAdd(offset, bytes);
+    plan.valueOffsets[distribute.getResult()] = int64_t(*at);
+    check(distribute, describe(distribute.getResult()), bytes, int64_t(*at));
+    if (!freeList.reserve(int64_t(*at), bytes) && !plan.conflict)
+      plan.conflict = distribute;
   }
-  plan.inputBytes = offset;
-  // The last op reading each buffer (through in-place updates).
+  for (auto distribute : body.getOps<mesh::DistributeOp>()) {
+    if (distribute.getSramOffset())
+      continue;
+    int64_t bytes = bytesOf(distribute.getResult());
+    int64_t at = freeList.allocate(bytes);
+    plan.valueOffsets[distribute.getResult()] = at;
+    check(distribute, describe(distribute.getResult()), bytes, at);
+  }
+  // The last op reading each buffer (through in-place updates); what the
+  // host reads back stays until the end.
   DenseMap<Value, Operation *> lastUse;
+  DenseSet<Value> readBack;
   for (Operation &op : body)
     for (Value operand : op.getOperands())
-      if (distributed(operand))
+      if (distributed(operand)) {
         lastUse[root(operand)] = &op;
-  FreeList freeList(plan.inputBytes);
+        if (isa<mesh::CollectOp>(op))
+          readBack.insert(root(operand));
+      }
   for (Operation &op : body) {
     if (isa<mesh::DistributeOp>(op))
       continue;
@@ -139,7 +177,8 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
     SmallVector<Value> done;
     for (Value operand : op.getOperands())
       if (distributed(operand) && lastUse.lookup(root(operand)) == &op &&
-          !isa<mesh::DistributeOp>(root(operand).getDefiningOp()))
+          !isa<mesh::DistributeOp>(root(operand).getDefiningOp()) &&
+          !readBack.contains(root(operand)))
         done.push_back(root(operand));
     for (Value result : op.getResults())
       if (distributed(result) && root(result) == result &&

@@ -31,30 +31,16 @@ LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
           dstWidth = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
   bool alongX = op.alongX();
   int64_t extent = alongX ? w : h;
-  std::string pos = alongX ? "lx" : "ly", ext = alongX ? "W" : "H";
-  auto regrid = [&](FlatSymbolRefAttr tile, std::string from) {
-    auto kernel = rows(loc, core::RowKernel::regrid, {result, tile},
-                       rowCount, dstWidth, srcWidth, extent);
-    kernel.setValid(from);
-    kernel.setPosition(pos);
-  };
+  std::string pos = alongX ? "lx" : "ly";
   instructions.create<core::ZeroOp>(loc, result);
-  regrid(source, pos);
-  if (extent > 1) {
-    // After s shifts a core holds the tile of ring position pos + s.
-    FlatSymbolRefAttr passing = r->scratch.get(BufferRole::Passing),
-                      next = r->scratch.get(BufferRole::Arriving);
-    instructions.create<core::CopyOp>(loc, passing, builder.getStringAttr("0"),
-                                      source, builder.getStringAttr("0"),
-                                      i64(localSize(passing)));
-    RingShift shift{passing, next, r->channels.get(ChannelRole::Ring), extent, 1,
-                    localSize(passing), ""};
-    repeat(loc, std::to_string(extent - 1), [&] {
-      startShift(loc, shift);
-      finishShift(loc, shift);
-      regrid(passing, llvm::formatv("({0} + i + 1) % {1}", pos, ext));
-    });
-  }
+  visitRingTiles(loc, r->channels, r->scratch, source, alongX,
+                 [&](FlatSymbolRefAttr tile, const std::string &from) {
+                   auto kernel =
+                       rows(loc, core::RowKernel::regrid, {result, tile},
+                            rowCount, dstWidth, srcWidth, extent);
+                   kernel.setValid(from);
+                   kernel.setPosition(pos);
+                 });
   instructions.create<core::MarkOp>(loc, recordOp(op, "relayout", "ring"));
   return success();
 }

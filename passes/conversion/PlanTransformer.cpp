@@ -90,7 +90,7 @@ Value Planner::placeHeadWeight(Location loc, Value weight, bool transposed,
       loc, RankedTensorType::get(view, weightType.getElementType()), weight);
   auto distribute = builder.create<mesh::DistributeOp>(
       loc, RankedTensorType::get(shape, elementType, layout), source, nullptr,
-      nullptr, nullptr);
+      nullptr, nullptr, nullptr);
   if (!permutation.empty())
     distribute.setPermutation(permutation);
   return distribute.getResult();
@@ -384,8 +384,8 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
   SmallVector<int64_t> placement(shape[2], -1);
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
     placement[slot] = int64_t(position);
-  auto cache = builder.create<mesh::DistributeOp>(op.getLoc(), cacheType, past,
-                                                  nullptr, nullptr, nullptr);
+  auto cache = builder.create<mesh::DistributeOp>(
+      op.getLoc(), cacheType, past, nullptr, nullptr, nullptr, nullptr);
   cache.setIndexDim(2);
   cache.setIndexMap(placement);
   auto append = builder.create<mesh::KvAppendOp>(

@@ -16,6 +16,11 @@ namespace wafer::lowering {
 LogicalResult ProgramLowering::run() {
   MLIRContext *context = module.getContext();
   memory = planMemory(main, grid, target.getValue().sramBytes);
+  if (memory.conflict)
+    return memory.conflict.emitError("convert-mesh-to-core: the host input "
+                                     "at sram_offset ")
+           << *memory.conflict.getSramOffset()
+           << " overlaps another input's fixed place";
   interleave = false;
   main.walk([&](Operation *op) {
     for (Value v : op->getResults())
@@ -53,7 +58,7 @@ LogicalResult ProgramLowering::run() {
             .Case<mesh::GemmOp>([&](auto op) { return lower(op); })
             .Case<mesh::GemvOp>([&](auto op) { return lower(op); })
             .Case<mesh::MapOp, mesh::RelayoutOp, mesh::RmsNormOp, mesh::RopeOp,
-                  mesh::KvAppendOp, mesh::AttentionOp>(
+                  mesh::KvAppendOp, mesh::KvHandoffOp, mesh::AttentionOp>(
                 [&](auto op) { return lower(op); })
             .Case<func::ReturnOp>([&](auto op) { return lower(op); })
             .Case<mesh::CollectOp, tfm::WeightOp, tfm::ConstantOp,
@@ -233,6 +238,31 @@ void ProgramLowering::finishShift(Location loc, const RingShift &s) {
       instructions.create<core::RotateSlotsOp>(loc, s.next, i64(s.slotSize));
     });
   instructions.create<core::SwapOp>(loc, s.buffer, s.next);
+}
+
+void ProgramLowering::visitRingTiles(
+    Location loc, const OpChannels &channels, const OpScratch &scratch,
+    FlatSymbolRefAttr source, bool alongX,
+    llvm::function_ref<void(FlatSymbolRefAttr, const std::string &)> visit) {
+  int64_t extent = alongX ? w : h;
+  std::string pos = alongX ? "lx" : "ly", ext = alongX ? "W" : "H";
+  visit(source, pos);
+  if (extent == 1)
+    return;
+  // After s shifts a core holds the tile of ring position pos + s.
+  FlatSymbolRefAttr passing = scratch.get(BufferRole::Passing),
+                    next = scratch.get(BufferRole::Arriving);
+  instructions.create<core::CopyOp>(loc, passing, builder.getStringAttr("0"),
+                                    source, builder.getStringAttr("0"),
+                                    i64(localSize(passing)));
+  RingShift shift{passing, next, channels.get(ChannelRole::Ring),
+                  extent,  1,    localSize(passing),
+                  ""};
+  repeat(loc, std::to_string(extent - 1), [&] {
+    startShift(loc, shift);
+    finishShift(loc, shift);
+    visit(passing, llvm::formatv("({0} + i + 1) % {1}", pos, ext).str());
+  });
 }
 
 LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {

@@ -198,6 +198,17 @@ private:
   void startShift(Location loc, const RingShift &s);
   void finishShift(Location loc, const RingShift &s);
 
+  /// Shows every core each tile of its ring along x or y (relayout and
+  /// kv_handoff): its own `source` first, then, after each of the extent - 1
+  /// shifts, the tile that arrives in the op's Passing buffer (over its Ring
+  /// channel, Arriving taking it in). `visit(tile, from)` emits what a core
+  /// does with a tile; `from` is the expression of the ring position the
+  /// tile comes from.
+  void visitRingTiles(
+      Location loc, const OpChannels &channels, const OpScratch &scratch,
+      FlatSymbolRefAttr source, bool alongX,
+      llvm::function_ref<void(FlatSymbolRefAttr, const std::string &)> visit);
+
   /// A core.rows instruction (see its description for the sizes).
   core::RowsOp rows(Location loc, core::RowKernel kernel,
                     ArrayRef<FlatSymbolRefAttr> operands, int64_t m,
@@ -267,6 +278,8 @@ private:
   LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
   /// LowerKvAppend.cpp.
   LogicalResult lower(mesh::KvAppendOp op);
+  /// LowerKvHandoff.cpp.
+  LogicalResult lower(mesh::KvHandoffOp op);
   /// LowerRelayout.cpp.
   LogicalResult lower(mesh::RelayoutOp op);
   /// LowerRowKernels.cpp: RoPE, a local row kernel.

@@ -131,7 +131,7 @@ FailureOr<Value> Planner::materialize(Operation *user, Value v,
       source = transpose.getInput();
     }
     auto distribute = builder.create<mesh::DistributeOp>(
-        user->getLoc(), type, source, nullptr, nullptr, nullptr);
+        user->getLoc(), type, source, nullptr, nullptr, nullptr, nullptr);
     if (!permutation.empty())
       distribute.setPermutation(permutation);
     return distribute.getResult();

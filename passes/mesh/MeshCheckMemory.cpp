@@ -36,6 +36,13 @@ struct MeshCheckMemoryPass
     // whole run, activations until their last use, working buffers during
     // their op); the first buffer past the budget is the one to name.
     MemoryPlan plan = planMemory(main, grid, target.getValue().sramBytes);
+    if (plan.conflict) {
+      plan.conflict.emitError("mesh-check-memory: the host input at "
+                              "sram_offset ")
+          << *plan.conflict.getSramOffset()
+          << " overlaps another input's fixed place";
+      return signalPassFailure();
+    }
     if (!plan.overflow)
       return;
     const MemoryPlan::Overflow &over = *plan.overflow;

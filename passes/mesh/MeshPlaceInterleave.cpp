@@ -13,6 +13,8 @@ namespace {
 
 struct MeshPlaceInterleavePass
     : public wafer::impl::MeshPlaceInterleaveBase<MeshPlaceInterleavePass> {
+  using MeshPlaceInterleaveBase::MeshPlaceInterleaveBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // MeshGEMM needs interleaved rings; the baselines are defined on the
@@ -29,8 +31,15 @@ struct MeshPlaceInterleavePass
              "module needs INTERLEAVE";
       return signalPassFailure();
     }
-    if (!meshGemm)
+    if (!meshGemm && !always)
       return;
+    if (baseline) {
+      baseline.emitError("mesh-place-interleave: '")
+          << mesh::stringifyGemmAlgorithm(baseline.getAlgorithm())
+          << "' needs the identity placement but the module is placed on "
+             "INTERLEAVE (always)";
+      return signalPassFailure();
+    }
     // One placement for the whole module: every distributed value switches,
     // so producers and consumers keep agreeing on their layouts.
     module.walk([&](Operation *op) {

@@ -2,6 +2,8 @@
 #include "wafer/Passes/Passes.h"
 #include "wafer/Support/KvCache.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 namespace wafer {
 #define GEN_PASS_DEF_MESHPLANKVCACHE
 #include "mesh/Passes.h.inc"
@@ -35,8 +37,40 @@ struct MeshPlanKvCachePass
       return succeeded(plan(append)) ? WalkResult::advance()
                                      : WalkResult::interrupt();
     });
-    if (result.wasInterrupted())
+    if (result.wasInterrupted() || failed(pinResidentCaches()))
       signalPassFailure();
+  }
+
+  /// Places the `resident` caches at their offsets.
+  LogicalResult pinResidentCaches() {
+    func::FuncOp main = getOperation();
+    for (StringRef entry : resident) {
+      auto [name, offsetText] = entry.split('=');
+      int64_t offset = -1;
+      if (offsetText.getAsInteger(10, offset) || offset < 0 || offset % 4)
+        return main.emitError("mesh-plan-kv-cache: resident '")
+               << entry << "' is not NAME=BYTE_OFFSET (a multiple of 4)";
+      mesh::DistributeOp cache;
+      for (BlockArgument arg : main.getArguments()) {
+        auto argName =
+            main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
+        if (!argName || argName.getValue() != name)
+          continue;
+        for (Operation *user : arg.getUsers())
+          if (auto placed = dyn_cast<mesh::DistributeOp>(user))
+            if (llvm::any_of(placed->getUsers(), [&](Operation *op) {
+                  auto append = dyn_cast<mesh::KvAppendOp>(op);
+                  return append && append.getCache() == placed.getResult();
+                }))
+              cache = placed;
+      }
+      if (!cache)
+        return main.emitError("mesh-plan-kv-cache: resident '")
+               << name << "' is not a past KV cache of this function";
+      cache.setSramOffsetAttr(
+          IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
+    }
+    return success();
   }
 
   LogicalResult plan(mesh::KvAppendOp append) {

@@ -14,7 +14,9 @@ def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
     tensor uses it) so that consumers never need a relayout: INTERLEAVE
     when the module has a meshgemm, the identity otherwise (the cannon and
     summa baselines are defined on it; mixing them with meshgemm is an
-    error).
+    error). `always` places INTERLEAVE without a meshgemm too: a decode
+    program that takes over the caches an interleaved prefill left on the
+    same cores (mesh-relayout-phases) must read them in its order.
 
     Before:
     ```mlir
@@ -25,6 +27,10 @@ def MeshPlaceInterleave : Pass<"mesh-place-interleave", "mlir::ModuleOp"> {
     %c = mesh.gemm %a, %b ... -> tensor<37x29xf32, #mesh.layout<[y:5, x:7], interleave>>
     ```
   }];
+  let options = [
+    Option<"always", "always", "bool", /*default=*/"false",
+           "INTERLEAVE even without a meshgemm">,
+  ];
 }
 
 def MeshPlanKvCache : Pass<"mesh-plan-kv-cache", "mlir::func::FuncOp"> {
@@ -58,6 +64,11 @@ def MeshPlanKvCache : Pass<"mesh-plan-kv-cache", "mlir::func::FuncOp"> {
     ```
     With `capacity=40` as well, every row gets 10 slots (the caches become
     `tensor<1x2x40x4xf32, ...>`) and the index maps follow.
+
+    `resident=past.0.key=1024,...` fixes where named past caches live
+    (`sram_offset` on their mesh.distribute): where a prefill on the same
+    cores left them (mesh-relayout-phases), so the decode program reads
+    them there and the host does not place them.
   }];
   let options = [
     Option<"policy", "policy", "::wafer::mesh::KvPolicy",
@@ -66,6 +77,49 @@ def MeshPlanKvCache : Pass<"mesh-plan-kv-cache", "mlir::func::FuncOp"> {
     Option<"capacity", "capacity", "int64_t", /*default=*/"0",
            "Tokens (past and new) the caches have room for, so that one "
            "program runs every step of a generation; 0: the step's own">,
+    ListOption<"resident", "resident", "std::string",
+               "Past caches already in SRAM, as NAME=BYTE_OFFSET">,
+  ];
+}
+
+def MeshRelayoutPhases : Pass<"mesh-relayout-phases", "mlir::func::FuncOp"> {
+  let summary = "Hands a prefill's keys and values to a decode program on the NoC";
+  let description = [{
+    When the decode program runs on the prefill's cores, the prefill's keys
+    and values need not go through the host (paper section 4: "we
+    reshuffle KV cache ... through the fast NoC"). On a planned prefill
+    function this pass appends, for every `present.*` output (`[S, KVH,
+    D]`, positions along y, heads along x), a `mesh.kv_handoff` into the
+    decode cache a decode step after S tokens expects (`[1, KVH, H x C,
+    D]`, C slots per row for a generation of `capacity` tokens under
+    `policy`, as mesh-plan-kv-cache sizes them), and returns it as
+    `handoff.past.*` (read back as `[1, KVH, S, D]`). A decode program
+    compiled with mesh-plan-kv-cache's `resident` option finds those
+    caches where the prefill left them.
+
+    Before (S = 5 on a 4x4 grid):
+    ```mlir
+    %p = mesh.collect %k {permutation = array<i64: 1, 0, 2>}
+        : tensor<5x2x16xf32, #mesh.layout<[y:4, x:4, *]>> -> tensor<1x2x5x16xf32>
+    return %logits, %p : ...   // tfm.output_names = ["logits", "present.0.key"]
+    ```
+    After `capacity=12 policy=shift` (3 slots per row; rows hold 1, 1, 1, 2):
+    ```mlir
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>}
+        : tensor<5x2x16xf32, #mesh.layout<[y:4, x:4, *]>>
+       -> tensor<1x2x12x16xf32, #mesh.layout<[*, x:4, y:4, *]>>
+    %h = mesh.collect %c {index_dim = 2 : i64,
+                          index_map = array<i64: 0, 3, 6, 9, 10>} ...
+    return %logits, %p, %h : ...  // ..., "handoff.past.0.key"
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "::wafer::mesh::KvPolicy",
+           /*default=*/"::wafer::mesh::KvPolicy::shift",
+           "The decode program's KV policy", "::wafer::kvPolicyValues()">,
+    Option<"capacity", "capacity", "int64_t", /*default=*/"0",
+           "Tokens the decode caches have room for (mesh-plan-kv-cache's "
+           "capacity); 0: the first decode step's">,
   ];
 }
 

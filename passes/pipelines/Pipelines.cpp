@@ -27,10 +27,16 @@ void wafer::buildCompilePipeline(OpPassManager &pm,
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
   pm.addPass(createConvertTfmToMesh(convert));
-  pm.addNestedPass<func::FuncOp>(
-      createMeshPlanKvCache(MeshPlanKvCacheOptions{options.kv,
-                                                   options.kvCapacity}));
-  pm.addPass(createMeshPlaceInterleave());
+  MeshPlanKvCacheOptions kvCache;
+  kvCache.policy = options.kv;
+  kvCache.capacity = options.kvCapacity;
+  kvCache.resident = options.residentCaches;
+  pm.addNestedPass<func::FuncOp>(createMeshPlanKvCache(kvCache));
+  if (options.handoffCapacity > 0)
+    pm.addNestedPass<func::FuncOp>(createMeshRelayoutPhases(
+        MeshRelayoutPhasesOptions{options.kv, options.handoffCapacity}));
+  pm.addPass(createMeshPlaceInterleave(
+      MeshPlaceInterleaveOptions{options.interleave}));
   pm.addPass(createMeshChooseKtree());
   pm.addPass(createMeshAllocateRoutes());
   pm.addPass(createMeshCheckMemory());
@@ -72,6 +78,20 @@ struct CompilePipelineOptions
       llvm::cl::desc("Tokens a decode program's KV caches have room for "
                      "(0: its own step's)"),
       llvm::cl::init(0)};
+  Option<int64_t> handoffCapacity{
+      *this, "handoff-capacity",
+      llvm::cl::desc("A prefill's on-chip KV hand-off to decode caches of "
+                     "room for this many tokens (0: none; "
+                     "mesh-relayout-phases)"),
+      llvm::cl::init(0)};
+  ListOption<std::string> resident{
+      *this, "resident",
+      llvm::cl::desc("Past caches a hand-off left in SRAM, NAME=BYTE_OFFSET "
+                     "(mesh-plan-kv-cache)")};
+  Option<bool> interleave{*this, "interleave",
+                          llvm::cl::desc("INTERLEAVE without a meshgemm too "
+                                         "(mesh-place-interleave's always)"),
+                          llvm::cl::init(false)};
 };
 } // namespace
 
@@ -90,6 +110,10 @@ void wafer::registerPipelines() {
         compile.kv = options.kv;
         compile.layers = options.layers;
         compile.kvCapacity = options.kvCapacity;
+        compile.handoffCapacity = options.handoffCapacity;
+        compile.residentCaches.assign(options.resident.begin(),
+                                      options.resident.end());
+        compile.interleave = options.interleave;
         buildCompilePipeline(pm, compile);
       });
 }

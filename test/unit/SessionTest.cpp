@@ -147,4 +147,78 @@ TEST(Session, OneRunEqualsRunProgram) {
   }
 }
 
+/// Two cores: y = x * x at byte 8 (a prefill leaving its caches).
+Program squareProgram() {
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 2;
+  p.buffers = {{"x", 1, DType::F32, 0}, {"y", 1, DType::F32, 8}};
+  p.roles = {
+      {"all", wholeGrid(1, 2), {instr(Opcode::Mul, {1, 0, 0}), mark(0)}}};
+  p.inputs = {alongX("x", 2, 0)};
+  p.outputs = {alongX("y", 2, 1)};
+  p.ops = {{"square", "mul", "local"}};
+  return p;
+}
+
+/// out = x + cache, the cache read at byte `cacheOffset`.
+Program readerProgram(int64_t cacheOffset) {
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 2;
+  p.buffers = {{"x", 1, DType::F32, 0},
+               {"cache", 1, DType::F32, cacheOffset},
+               {"out", 1, DType::F32, 16}};
+  p.roles = {
+      {"all", wholeGrid(1, 2), {instr(Opcode::Add, {2, 0, 1}), mark(0)}}};
+  p.inputs = {alongX("x", 2, 0), alongX("cache", 2, 1)};
+  p.outputs = {alongX("out", 2, 2)};
+  p.ops = {{"add", "add", "local"}};
+  return p;
+}
+
+TEST(Session, AdoptTakesOverWhatTheOtherProgramLeft) {
+  Program square = squareProgram(), reader = readerProgram(8);
+  auto producer = session(square), consumer = session(reader);
+  ASSERT_TRUE(producer && consumer);
+  runAt(*producer, xInput(3, 4), std::nullopt);
+  ASSERT_FALSE(bool(consumer->adopt(*producer, {{"y", "cache"}})));
+  // The cache is not an input any more: x alone runs, twice.
+  for (int run = 0; run < 2; ++run) {
+    RunResult r = runAt(*consumer, xInput(1, 2), std::nullopt);
+    EXPECT_EQ(r.outputs.at("out").data, (std::vector<float>{10, 18}));
+  }
+}
+
+TEST(Session, AdoptErrors) {
+  Program square = squareProgram(), reader = readerProgram(8),
+          elsewhere = readerProgram(4);
+  auto producer = session(square), consumer = session(reader),
+       moved = session(elsewhere);
+  ASSERT_TRUE(producer && consumer && moved);
+  EXPECT_EQ(errorOf(consumer->adopt(*producer, {{"y", "cache"}})),
+            "a session takes over values only from a session that ran "
+            "without error, before its own error");
+  runAt(*producer, xInput(3, 4), std::nullopt);
+  EXPECT_EQ(errorOf(consumer->adopt(*producer, {{"z", "cache"}})),
+            "no output 'z' to take over as input 'cache'");
+  EXPECT_EQ(errorOf(moved->adopt(*producer, {{"y", "cache"}})),
+            "output 'y' (1 f32 values at byte 8 of each core) is not where "
+            "input 'cache' is read (1 f32 values at byte 4, or another "
+            "layout)");
+  Program wide = readerProgram(8);
+  wide.gridWidth = 4;
+  wide.roles[0].cores = wholeGrid(1, 4);
+  wide.inputs = {alongX("x", 4, 0), alongX("cache", 4, 1)};
+  wide.inputs[0].layout = wide.inputs[1].layout = {{Axis::X, 4}};
+  wide.outputs = {};
+  auto other = session(wide);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(errorOf(other->adopt(*producer, {{"y", "cache"}})),
+            "the programs do not run on the same cores (1x2 and 1x4, or "
+            "placed differently)");
+}
+
 } // namespace

@@ -103,7 +103,7 @@ Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
       firstError = "compilation failed";
   }
   if (!firstError.empty()) {
-    if (StringRef(firstError).contains("mesh-check-memory: "))
+    if (StringRef(firstError).contains("mesh-check-memory: '"))
       firstError += smallestSquareGrid(*imported, options);
     if (StringRef(firstError).starts_with(": "))
       firstError = firstError.substr(2);

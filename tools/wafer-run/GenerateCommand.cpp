@@ -4,10 +4,12 @@
 // prefill grid; one decode program, compiled once with its position a
 // run-time value and its KV caches sized for the whole generation, then
 // runs once per new token in an emulator session, so the caches stay in the
-// cores' SRAM from step to step. The prefill's keys and values reach the
-// decode caches through the host (placed by the decode program's first run).
-// The graphs come from a checkpoint or an exported ONNX directory
-// (GenerateModel).
+// cores' SRAM from step to step. When both programs use the same cores the
+// prefill ends by handing its keys and values to the decode caches on the
+// NoC (mesh-relayout-phases) and the decode session takes them over where
+// they lie; otherwise they go through the host (placed by the decode
+// program's first run). The graphs come from a checkpoint or an exported
+// ONNX directory (GenerateModel).
 //
 //===----------------------------------------------------------------------===//
 #include "GenerateCommand.h"
@@ -69,6 +71,9 @@ private:
   Error prepareTokens();
   Error compilePrograms();
   Expected<rt::Program> compileDecode(int64_t capacity);
+  /// Compiles the prefill with the on-chip hand-off and the decode program
+  /// reading its caches where the prefill leaves them.
+  Error compileHandoff(mlir::ModuleOp prefillModule);
   Error prefill();
   Error decode();
   /// The shape the decode program expects of user input `name`.
@@ -94,6 +99,15 @@ private:
   std::string stopReason = "max-new-tokens";
   std::optional<rt::Program> prefillProgram;
   rt::Program decodeProgram;
+  /// How the decode program was compiled (the grid, its caches' capacity).
+  CompileOptions decodeCompile;
+  /// "none" (no prefill), "on-chip" or "host"; why not on chip when asked.
+  std::string handoff = "none", handoffNote;
+  /// On chip: the prefill outputs the decode session takes over, as the
+  /// decode inputs they become; the session that holds them until then.
+  std::vector<std::pair<std::string, std::string>> handoffPairs;
+  std::unique_ptr<rt::Session> prefillSession;
+  int64_t handoffCycles = 0;
   /// The most tokens the decode caches hold.
   int64_t tokenLimit = 0;
   std::optional<rt::RunStats> prefillStats;
@@ -171,6 +185,7 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
   auto program = compileModule(**module, compile);
   if (!program)
     return program.takeError();
+  decodeCompile = compile;
   KvCacheLayout layout;
   layout.rows = gridOf(compile).height;
   layout.past = pastLen;
@@ -182,24 +197,67 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
 }
 
 Error Generation::compilePrograms() {
-  // A one-token prompt has no prefill: the decode program takes it at
-  // position 0.
-  if (prompt.size() > 1) {
-    auto module = model->prefillGraph(int64_t(prompt.size()));
-    if (!module)
-      return module.takeError();
-    auto program = compileModule(**module, options.prefill);
-    if (!program)
-      return generateError("prefill on " + options.prefill.grid + ": " +
-                           toString(program.takeError()));
-    prefillProgram = std::move(*program);
-  }
+  // The decode program first: its caches' size is the hand-off's.
   auto program =
       compileDecode(int64_t(prompt.size()) + options.maxNewTokens);
   if (!program)
     return generateError("decode on " + options.decode.grid + ": " +
                          toString(program.takeError()));
   decodeProgram = std::move(*program);
+  // A one-token prompt has no prefill: the decode program takes it at
+  // position 0.
+  if (prompt.size() <= 1)
+    return Error::success();
+  auto module = model->prefillGraph(int64_t(prompt.size()));
+  if (!module)
+    return module.takeError();
+  if (options.handoffOnChip) {
+    Error onChip = compileHandoff(**module);
+    if (!onChip) {
+      handoff = "on-chip";
+      return Error::success();
+    }
+    handoffNote = toString(std::move(onChip));
+  }
+  auto prefill = compileModule(**module, options.prefill);
+  if (!prefill)
+    return generateError("prefill on " + options.prefill.grid + ": " +
+                         toString(prefill.takeError()));
+  prefillProgram = std::move(*prefill);
+  handoff = "host";
+  return Error::success();
+}
+
+Error Generation::compileHandoff(mlir::ModuleOp prefillModule) {
+  CompileOptions prefillCompile = options.prefill;
+  prefillCompile.kv = decodeCompile.kv;
+  prefillCompile.handoffCapacity = decodeCompile.kvCapacity;
+  mlir::OwningOpRef<mlir::ModuleOp> copy(prefillModule.clone());
+  auto prefill = compileModule(*copy, prefillCompile);
+  if (!prefill)
+    return prefill.takeError();
+  // The decode program reads each cache where the prefill leaves it, in
+  // its ring order.
+  CompileOptions resident = decodeCompile;
+  resident.interleave = prefill->interleave;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const rt::HostTensor &out : prefill->outputs)
+    if (StringRef(out.name).starts_with("handoff.")) {
+      std::string past = StringRef(out.name).drop_front(8).str();
+      resident.residentCaches.push_back(
+          formatv("{0}={1}", past, prefill->buffers[out.buffer].offsetBytes));
+      pairs.push_back({out.name, past});
+    }
+  auto module =
+      model->decodeGraph(std::max<int64_t>(int64_t(prompt.size()), 1));
+  if (!module)
+    return module.takeError();
+  auto decode = compileModule(**module, resident);
+  if (!decode)
+    return decode.takeError();
+  prefillProgram = std::move(*prefill);
+  decodeProgram = std::move(*decode);
+  handoffPairs = std::move(pairs);
   return Error::success();
 }
 
@@ -210,11 +268,24 @@ Error Generation::prefill() {
   ids.dtype = "int64";
   ids.shape = {1, int64_t(prompt.size())};
   ids.data.assign(prompt.begin(), prompt.end());
+  auto session = rt::Session::create(*prefillProgram, options.emulator);
+  if (!session)
+    return generateError("prefill: " + toString(session.takeError()));
+  // On chip the decode session takes the caches over; only the logits
+  // leave the grid.
+  rt::RunRequest request;
+  if (handoff == "on-chip")
+    request.outputs = {"logits"};
   Expected<rt::RunResult> result =
-      rt::runProgram(*prefillProgram, {{"input_ids", ids}}, options.emulator);
+      (*session)->run({{"input_ids", ids}}, request);
   if (!result)
     return generateError("prefill: " + toString(result.takeError()));
   prefillStats = result->stats;
+  for (const rt::OpStats &op : prefillStats->ops)
+    if (op.kind == "kv_handoff")
+      handoffCycles += op.cycles;
+  if (handoff == "on-chip")
+    prefillSession = std::move(*session);
   if (options.emulator.trace)
     tracedRuns.push_back({{}, result->stats, std::move(result->trace)});
   const rt::NDArray &logits = result->outputs.at("logits");
@@ -284,6 +355,11 @@ Error Generation::decode() {
   auto session = rt::Session::create(decodeProgram, options.emulator);
   if (!session)
     return session.takeError();
+  if (prefillSession) {
+    if (Error e = (*session)->adopt(*prefillSession, handoffPairs))
+      return generateError("KV hand-off: " + toString(std::move(e)));
+    prefillSession.reset();
+  }
   // With no prefill, the prompt's one token is the first decode input.
   int64_t position = prefillProgram ? int64_t(prompt.size()) : 0;
   int64_t token = prefillProgram ? sampler.next(nextLogits) : prompt[0];
@@ -316,9 +392,13 @@ Error Generation::decode() {
     sin.data = factors.sin;
     inputs["rope.cos"] = cos;
     inputs["rope.sin"] = sin;
+    auto handedOff = [&](const std::string &name) {
+      return llvm::any_of(
+          handoffPairs, [&](const auto &pair) { return pair.second == name; });
+    };
     if (decodeStats.empty())
       for (const rt::HostTensor &in : decodeProgram.inputs)
-        if (StringRef(in.name).starts_with("past.")) {
+        if (StringRef(in.name).starts_with("past.") && !handedOff(in.name)) {
           auto it = presents.find(in.name);
           if (it != presents.end()) {
             inputs[in.name] = it->second;
@@ -390,7 +470,11 @@ json::Value Generation::statsJSON() const {
   stats["prompt_tokens"] = int64_t(prompt.size());
   stats["generated_tokens"] = int64_t(generated.size());
   stats["stop"] = stopReason;
-  stats["kv_handoff"] = prefillProgram ? "host" : "none";
+  stats["kv_handoff"] = handoff;
+  if (handoff == "on-chip")
+    stats["kv_handoff_cycles"] = handoffCycles;
+  if (!handoffNote.empty())
+    stats["kv_handoff_note"] = handoffNote;
   stats["kv_token_limit"] = tokenLimit;
   double ttft = prefillStats ? prefillStats->seconds
                              : (decodeStats.empty() ? 0 : decodeStats[0].seconds);
@@ -453,10 +537,17 @@ void Generation::report() const {
     os << formatv("time to first token {0:e3} s (no prefill: the prompt's "
                   "one token ran as the first decode step)\n",
                   decodeStats.front().seconds);
-  if (prefillProgram)
-    os << formatv("KV caches: the prefill's moved to the decode grid through "
-                  "the host; ",
-                  options.decode.grid);
+  if (handoff == "on-chip")
+    os << formatv("KV caches: the prefill handed its keys and values to the "
+                  "decode caches on chip ({0} cycles of its time, "
+                  "mesh.kv_handoff); ",
+                  handoffCycles);
+  else if (handoff == "host")
+    os << "KV caches: the prefill's moved to the decode grid through the "
+          "host" +
+              (handoffNote.empty() ? std::string()
+                                   : " (on chip failed: " + handoffNote + ")") +
+              "; ";
   else
     os << "KV caches: ";
   os << formatv("room for {0} tokens on {1}, kept in SRAM between decode "

@@ -23,6 +23,9 @@ struct GenerateOptions {
   int64_t maxNewTokens = 32;
   /// Compile options of the two programs; they differ in the grid.
   CompileOptions prefill, decode;
+  /// Hand the prefill's keys and values to the decode caches on chip (both
+  /// programs on the same cores); otherwise through the host.
+  bool handoffOnChip = false;
   /// 0: greedy. Otherwise sampling from softmax(logits / temperature),
   /// restricted to the topK most likely (0: all) and to the smallest set
   /// whose probability reaches topP.

@@ -197,6 +197,12 @@ static cl::opt<std::string> prefillGridOption(
 static cl::opt<std::string> decodeGridOption(
     "decode-grid", cl::desc("Core grid HxW of decode (default: --grid)"),
     cl::sub(generateCommand));
+static cl::opt<std::string> kvHandoffOption(
+    "kv-handoff",
+    cl::desc("How the prefill's keys and values reach the decode caches: "
+             "auto (on chip when both grids are the same, else through the "
+             "host) or host"),
+    cl::init("auto"), cl::sub(generateCommand));
 static cl::opt<double> temperatureOption(
     "temperature",
     cl::desc("Sampling temperature; 0 (the default) picks the most likely "
@@ -662,6 +668,11 @@ static int generate() {
       return fail("grid '" + grid + "' is not of the form HxW (at least "
                   "1x1)");
   }
+  if (kvHandoffOption != "auto" && kvHandoffOption != "host")
+    return fail("unknown --kv-handoff '" + kvHandoffOption +
+                "' (known: auto, host)");
+  options.handoffOnChip =
+      kvHandoffOption == "auto" && options.prefill.grid == options.decode.grid;
   options.temperature = temperatureOption;
   options.topK = topKOption;
   options.topP = topPOption;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace wafer {
 
@@ -79,6 +80,16 @@ struct CompileOptions {
   /// Tokens a decode program's KV caches have room for (0: its own step's;
   /// mesh-plan-kv-cache).
   int64_t kvCapacity = 0;
+  /// A prefill for a decode program on the same cores: hand its keys and
+  /// values to caches of room for this many tokens (mesh-relayout-phases;
+  /// 0: no hand-off).
+  int64_t handoffCapacity = 0;
+  /// A decode program's past caches a hand-off left in SRAM, as
+  /// "NAME=BYTE_OFFSET" (mesh-plan-kv-cache's `resident`).
+  std::vector<std::string> residentCaches;
+  /// Place on INTERLEAVE without a MeshGEMM too (mesh-place-interleave's
+  /// `always`): the placement of the prefill whose caches it takes over.
+  bool interleave = false;
   /// False stops after mesh-check-memory (to ask whether a plan fits).
   bool lower = true;
 };

@@ -29,9 +29,10 @@ namespace wafer {
 #include "mesh/Passes.h.inc"
 
 /// Adds tfm-fold-shapes, tfm-raise-transformer, tfm-keep-layers (when
-/// options.layers > 0), convert-tfm-to-mesh,
-/// mesh-place-interleave, mesh-allocate-routes, mesh-check-memory and
-/// convert-mesh-to-core to `pm`.
+/// options.layers > 0), convert-tfm-to-mesh, mesh-plan-kv-cache,
+/// mesh-relayout-phases (when options.handoffCapacity > 0),
+/// mesh-place-interleave, mesh-choose-ktree, mesh-allocate-routes,
+/// mesh-check-memory and convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
 

@@ -56,6 +56,8 @@ int64_t kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
 
 /// The layout of a mesh.kv_append.
 KvCacheLayout getKvCacheLayout(mesh::KvAppendOp op);
+/// The layout a mesh.kv_handoff fills: the past of its S source positions.
+KvCacheLayout getKvCacheLayout(mesh::KvHandoffOp op);
 
 } // namespace wafer
 

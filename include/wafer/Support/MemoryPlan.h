@@ -2,9 +2,10 @@
 //
 // Where every buffer of a mesh program lives in each core's SRAM. Host
 // inputs (mesh.distribute results: weights, caches, constants) are written
-// before the program starts and stay for its whole run, at the bottom;
+// before the program starts and stay for its whole run, at the bottom
+// (those with an sram_offset, left by an earlier program, where they are);
 // computed values live from their op to their last use and working buffers
-// for their op only, first fit above the inputs, so memory freed by dead
+// for their op only, first fit around the inputs, so memory freed by dead
 // activations is reused. convert-mesh-to-core declares the buffers at these
 // offsets and mesh-check-memory checks the high-water against the target.
 //
@@ -28,8 +29,11 @@ struct MemoryPlan {
   /// Byte offset of working buffer `index` (scratchBuffers order) of an op.
   llvm::DenseMap<std::pair<mlir::Operation *, unsigned>, int64_t>
       scratchOffsets;
-  /// The highest byte any buffer ends at, and the bytes host inputs take.
-  int64_t peakBytes = 0, inputBytes = 0;
+  /// The highest byte any buffer ends at.
+  int64_t peakBytes = 0;
+  /// The first host input whose fixed offset (sram_offset) overlaps
+  /// another's, if any.
+  mesh::DistributeOp conflict;
   /// The first buffer that ends past the limit, if any.
   struct Overflow {
     mlir::Operation *op = nullptr;

@@ -106,6 +106,9 @@ public:
   /// One run from cycle 0 on the cores' current storage; the first places
   /// every input, later ones only the user inputs given.
   Expected<RunResult> run(const NDArrayMap &inputs, const RunRequest &request);
+  /// Session::adopt.
+  Error adopt(const Scheduler &from,
+              ArrayRef<std::pair<std::string, std::string>> outputsToInputs);
 
 private:
   void chooseTracedCores();
@@ -194,6 +197,9 @@ private:
   /// session ends there.
   int64_t runs = 0;
   bool failed = false;
+  /// Per Program::inputs entry: taken over from another session (adopt),
+  /// never placed by the host.
+  std::vector<bool> residentInputs;
 
   std::vector<Core> cores;
   std::priority_queue<std::pair<int64_t, int32_t>,
@@ -732,7 +738,7 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
       return err("the program has no output '" + name + "'");
   if (hasData)
     if (Error e = placeInputs(p, inputs, grid, *data, currentSlot,
-                              /*onlyGiven=*/runs > 0))
+                              /*onlyGiven=*/runs > 0, residentInputs))
       return std::move(e);
   ++runs;
   if (Error e = simulate()) {
@@ -751,6 +757,57 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
     result.outputs =
         readOutputs(p, grid, *data, currentSlot, request.outputs);
   return result;
+}
+
+static const char *typeName(DType dtype) {
+  return dtype == DType::F16 ? "f16" : "f32";
+}
+
+Error Scheduler::adopt(
+    const Scheduler &from,
+    ArrayRef<std::pair<std::string, std::string>> outputsToInputs) {
+  if (failed || from.failed || from.runs == 0)
+    return err("a session takes over values only from a session that ran "
+               "without error, before its own error");
+  const Program &q = from.p;
+  if (q.gridWidth != W || q.gridHeight != H || q.interleave != p.interleave ||
+      q.fabricRows != p.fabricRows || q.fabricCols != p.fabricCols)
+    return err(formatv("the programs do not run on the same cores ({0}x{1} "
+                       "and {2}x{3}, or placed differently)",
+                       q.gridHeight, q.gridWidth, H, W));
+  residentInputs.resize(p.inputs.size(), false);
+  for (const auto &[outName, inName] : outputsToInputs) {
+    auto out = llvm::find_if(
+        q.outputs, [&](const HostTensor &t) { return t.name == outName; });
+    auto in = llvm::find_if(
+        p.inputs, [&](const HostTensor &t) { return t.name == inName; });
+    if (out == q.outputs.end() || in == p.inputs.end())
+      return err(formatv("no output '{0}' to take over as input '{1}'", outName,
+                         inName));
+    const Buffer &src = q.buffers[out->buffer], &dst = p.buffers[in->buffer];
+    bool sameLayout =
+        out->shape == in->shape && out->layout.size() == in->layout.size() &&
+        llvm::all_of(llvm::zip(out->layout, in->layout), [](auto pair) {
+          auto [a, b] = pair;
+          return a.axis == b.axis && a.blocks == b.blocks;
+        });
+    // Nothing moves: the value must already be where this program reads it.
+    if (src.offsetBytes != dst.offsetBytes || src.elements != dst.elements ||
+        src.dtype != dst.dtype || !sameLayout)
+      return err(formatv("output '{0}' ({1} {2} values at byte {3} of each "
+                         "core) is not where input '{4}' is read ({5} {6} "
+                         "values at byte {7}, or another layout)",
+                         outName, src.elements, typeName(src.dtype),
+                         src.offsetBytes, inName, dst.elements,
+                         typeName(dst.dtype), dst.offsetBytes));
+    residentInputs[in - p.inputs.begin()] = true;
+    if (mode != EmulatorMode::Functional)
+      continue;
+    for (int32_t id = 0; id < N; ++id)
+      std::copy_n(from.data->storage(id, from.slotOf(id, out->buffer)),
+                  src.elements, data->storage(id, slotOf(id, in->buffer)));
+  }
+  return Error::success();
 }
 
 } // namespace
@@ -775,6 +832,12 @@ Session::create(const Program &program, const EmulatorOptions &options) {
 Expected<RunResult> Session::run(const NDArrayMap &inputs,
                                  const RunRequest &request) {
   return impl->scheduler.run(inputs, request);
+}
+
+Error Session::adopt(
+    const Session &from,
+    ArrayRef<std::pair<std::string, std::string>> outputsToInputs) {
+  return impl->scheduler.adopt(from.impl->scheduler, outputsToInputs);
 }
 
 Expected<RunResult> runProgram(const Program &program, const NDArrayMap &inputs,

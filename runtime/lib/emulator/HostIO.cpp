@@ -57,9 +57,11 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
 
 Error placeInputs(const Program &p, const NDArrayMap &inputs,
                   const GridPositions &grid, DataPath &data, SlotOf slotOf,
-                  bool onlyGiven) {
+                  bool onlyGiven, const std::vector<bool> &resident) {
   const int64_t W = p.gridWidth, H = p.gridHeight;
-  for (const HostTensor &in : p.inputs) {
+  for (const auto &[index, in] : llvm::enumerate(p.inputs)) {
+    if (index < resident.size() && resident[index])
+      continue;
     if (onlyGiven && !inputs.count(in.gatherIds.empty() ? in.name
                                                          : in.gatherIds))
       continue;

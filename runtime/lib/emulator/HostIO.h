@@ -34,11 +34,14 @@ struct GridPositions {
 using SlotOf = llvm::function_ref<int32_t(int32_t, int32_t)>;
 
 /// Checks the user's inputs against the program and writes every input
-/// into its buffer on every core; with `onlyGiven` (a session's later runs),
-/// only the user inputs present in `inputs` (the others keep their values).
+/// into its buffer on every core, except those `resident` marks (by index
+/// into Program::inputs: values an earlier program left in SRAM); with
+/// `onlyGiven` (a session's later runs), only the user inputs present in
+/// `inputs` (the others keep their values).
 llvm::Error placeInputs(const Program &p, const NDArrayMap &inputs,
                         const GridPositions &grid, DataPath &data,
-                        SlotOf slotOf, bool onlyGiven);
+                        SlotOf slotOf, bool onlyGiven,
+                        const std::vector<bool> &resident);
 
 /// Gathers the program's outputs named in `names` (empty: all of them).
 NDArrayMap readOutputs(const Program &p, const GridPositions &grid,

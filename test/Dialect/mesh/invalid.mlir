@@ -1511,3 +1511,87 @@ module attributes {mesh.target = #mesh.target<base = "wse2", dead_cores = [[3, 3
 // expected-error @+1 {{a dead link goes "east" or "south" from its core}}
 module attributes {mesh.target = #mesh.target<base = "wse2", dead_links = [[3, 3, "up"]]>} {
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mesh.kv_handoff
+//===----------------------------------------------------------------------===//
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_element(%k: tensor<5x2x8xf16, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{operands and result must have one element type}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf16, #mesh.layout<[y:2, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_source_rank(%k: tensor<10x8xf32, #mesh.layout<[y:2, x:2]>>) {
+    // expected-error @+1 {{source must be [S, KVH, D]}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<10x8xf32, #mesh.layout<[y:2, x:2]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_source_layout(%k: tensor<5x2x8xf32, #mesh.layout<[y:4, x:2, *]>>) {
+    // expected-error @+1 {{source layout must be #mesh.layout<[y:2, x:2, *]>, got #mesh.layout<[y:4, x:2, *]>}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf32, #mesh.layout<[y:4, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_result_layout(%k: tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{result layout must be #mesh.layout<[*, x:2, y:2, *]>, got #mesh.layout<[*, *, y:2, *]>}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, *, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_heads(%k: tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{result must be [1, KVH, L, D] for a source [S, KVH, D]}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<1x4x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_rows(%k: tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{the cache's 5 slots do not split into 2 rows}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<1x2x5x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @handoff_room(%k: tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{a cache of 2 slots per row cannot hold 5 positions (needs 3)}}
+    %c = mesh.kv_handoff %k {policy = #mesh.kv_policy<shift>} : tensor<5x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<1x2x4x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @distribute_offset(%x: tensor<4x4xf32>) {
+    // expected-error @+1 {{sram_offset 6 is not a non-negative multiple of 4 bytes}}
+    %d = mesh.distribute %x {sram_offset = 6 : i64} : tensor<4x4xf32> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    return
+  }
+}

@@ -192,6 +192,17 @@ public:
   llvm::Expected<RunResult> run(const NDArrayMap &inputs,
                                 const RunRequest &request = {});
 
+  /// Takes over values another session's program left on the same cores
+  /// (a prefill's KV caches handed to the decode program): each pair names
+  /// an output of `from`'s program and an input of this one, which must be
+  /// one place in SRAM (the same byte offset, elements, type and layout on
+  /// a grid of the same shape and placement); this session's runs then
+  /// read the value there and never place that input. Nothing moves on the
+  /// chip, so nothing is charged. `from` must have run without error.
+  llvm::Error
+  adopt(const Session &from,
+        llvm::ArrayRef<std::pair<std::string, std::string>> outputsToInputs);
+
 private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);

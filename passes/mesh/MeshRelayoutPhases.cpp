@@ -1,0 +1,108 @@
+//===- MeshRelayoutPhases.cpp - The prefill's KV hand-off to decode -------===//
+#include "wafer/Passes/Passes.h"
+#include "wafer/Support/KvCache.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace wafer {
+#define GEN_PASS_DEF_MESHRELAYOUTPHASES
+#include "mesh/Passes.h.inc"
+} // namespace wafer
+
+using namespace mlir;
+using namespace wafer;
+
+namespace {
+
+struct MeshRelayoutPhasesPass
+    : public wafer::impl::MeshRelayoutPhasesBase<MeshRelayoutPhasesPass> {
+  using MeshRelayoutPhasesBase::MeshRelayoutPhasesBase;
+
+  void runOnOperation() override {
+    func::FuncOp main = getOperation();
+    if (capacity < 0) {
+      main.emitError("mesh-relayout-phases: capacity must be at least 0, got ")
+          << int64_t(capacity);
+      return signalPassFailure();
+    }
+    auto names = main->getAttrOfType<ArrayAttr>("tfm.output_names");
+    auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<Attribute> outputNames(names ? names.getValue()
+                                             : ArrayRef<Attribute>());
+    OpBuilder builder(ret);
+    unsigned handedOff = 0;
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      auto name = names && index < names.size()
+                      ? dyn_cast<StringAttr>(names[index])
+                      : StringAttr();
+      if (!name || !name.getValue().starts_with("present."))
+        continue;
+      auto collect = value.getDefiningOp<mesh::CollectOp>();
+      FailureOr<Value> past =
+          collect ? handOff(builder, name.getValue(), collect.getSource())
+                  : FailureOr<Value>(ret.emitError()
+                                     << "mesh-relayout-phases: output '"
+                                     << name.getValue()
+                                     << "' is not read from the grid");
+      if (failed(past))
+        return signalPassFailure();
+      results.push_back(*past);
+      outputNames.push_back(builder.getStringAttr(
+          "handoff.past." + name.getValue().drop_front(8).str()));
+      ++handedOff;
+    }
+    if (!handedOff) {
+      main.emitError("mesh-relayout-phases: the function returns no "
+                     "present.* keys or values to hand off");
+      return signalPassFailure();
+    }
+    builder.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+    main->setAttr("tfm.output_names", builder.getArrayAttr(outputNames));
+    main.setType(builder.getFunctionType(main.getArgumentTypes(),
+                                         TypeRange(ValueRange(results))));
+  }
+
+  /// The decode cache of `present` ([S, KVH, D], `[y:H, x:W, *]`), read
+  /// back to the host as [1, KVH, S, D] from the slots it fills.
+  FailureOr<Value> handOff(OpBuilder &builder, StringRef name, Value present) {
+    mesh::GridAttr grid = mesh::lookupGrid(getOperation());
+    auto type = cast<RankedTensorType>(present.getType());
+    mesh::LayoutAttr layout = mesh::getLayout(type);
+    int64_t h = grid.getHeight(), w = grid.getWidth();
+    constexpr int64_t N = mesh::LayoutAttr::kNone, X = mesh::LayoutAttr::kX,
+                      Y = mesh::LayoutAttr::kY;
+    if (type.getRank() != 3 || !layout ||
+        layout.getAxes() != ArrayRef<int64_t>{Y, X, N} ||
+        layout.getBlocks() != ArrayRef<int64_t>{h, w, 1})
+      return getOperation().emitError()
+             << "mesh-relayout-phases: '" << name
+             << "' is not [S, KVH, D] with positions along y and heads along "
+                "x (one block per core), as the hand-off needs: "
+             << type;
+    KvCacheLayout cache;
+    cache.rows = h;
+    cache.past = type.getDimSize(0);
+    cache.policy = policy;
+    cache.slotsPerRow = kvSlotsPerRow(h, cache.past, capacity, policy);
+    int64_t heads = type.getDimSize(1), dim = type.getDimSize(2);
+    auto cacheType = RankedTensorType::get(
+        {1, heads, h * cache.slotsPerRow, dim}, type.getElementType(),
+        mesh::LayoutAttr::get(builder.getContext(), {N, X, Y, N}, {1, w, h, 1},
+                              layout.getInterleave()));
+    Location loc = present.getLoc();
+    auto handoff = builder.create<mesh::KvHandoffOp>(
+        loc, cacheType, present,
+        mesh::KvPolicyAttr::get(builder.getContext(), policy), nullptr);
+    auto readBack = builder.create<mesh::CollectOp>(
+        loc,
+        RankedTensorType::get({1, heads, cache.past, dim},
+                              builder.getF32Type()),
+        handoff.getResult(), nullptr, builder.getI64IntegerAttr(2),
+        builder.getDenseI64ArrayAttr(cache.pastSlots()));
+    return readBack.getResult();
+  }
+};
+
+} // namespace

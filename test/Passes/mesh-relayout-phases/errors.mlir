@@ -1,0 +1,36 @@
+// RUN: not wafer-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=8}))' 2>&1 | FileCheck %s
+// RUN: not wafer-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=-1}))' 2>&1 | FileCheck %s --check-prefix=CAPACITY
+
+// CAPACITY: error: mesh-relayout-phases: capacity must be at least 0, got -1
+
+// A function without keys or values to hand off.
+// CHECK: error: mesh-relayout-phases: the function returns no present.* keys or values to hand off
+module attributes {mesh.grid = #mesh.grid<2x2>, mesh.target = #mesh.target<base = "wse2">} {
+  func.func @main(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tfm.output_names = ["logits"]} {
+    %d = mesh.distribute %x : tensor<4x4xf32> -> tensor<4x4xf32, #mesh.layout<[y:2, x:2]>>
+    %o = mesh.collect %d : tensor<4x4xf32, #mesh.layout<[y:2, x:2]>> -> tensor<4x4xf32>
+    return %o : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Positions along x: not the layout the hand-off moves.
+// CHECK: error: mesh-relayout-phases: 'present.0.key' is not [S, KVH, D] with positions along y and heads along x (one block per core), as the hand-off needs: 'tensor<4x2x4xf32, #mesh.layout<[x:2, y:2, *]>>'
+module attributes {mesh.grid = #mesh.grid<2x2>, mesh.target = #mesh.target<base = "wse2">} {
+  func.func @main(%x: tensor<4x2x4xf32>) -> tensor<4x2x4xf32> attributes {tfm.output_names = ["present.0.key"]} {
+    %d = mesh.distribute %x : tensor<4x2x4xf32> -> tensor<4x2x4xf32, #mesh.layout<[x:2, y:2, *]>>
+    %o = mesh.collect %d : tensor<4x2x4xf32, #mesh.layout<[x:2, y:2, *]>> -> tensor<4x2x4xf32>
+    return %o : tensor<4x2x4xf32>
+  }
+}
+
+// -----
+
+// A present the host computes never was on the grid.
+// CHECK: error: mesh-relayout-phases: output 'present.0.key' is not read from the grid
+module attributes {mesh.grid = #mesh.grid<2x2>, mesh.target = #mesh.target<base = "wse2">} {
+  func.func @main(%x: tensor<4x2x4xf32>) -> tensor<4x2x4xf32> attributes {tfm.output_names = ["present.0.key"]} {
+    return %x : tensor<4x2x4xf32>
+  }
+}
