@@ -50,12 +50,11 @@ wafer::importOptions(ArrayRef<std::string> inputShapes,
   return options;
 }
 
-/// The module to evaluate: parsed MLIR, or an ONNX model imported.
-static Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-loadModule(StringRef path, ArrayRef<std::string> inputShapes,
-           ArrayRef<std::string> dimParams, StringRef inputsPath, mlir::MLIRContext &context,
-           std::string &firstError) {
-  if (path.ends_with(".onnx")) {
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
+                  ArrayRef<std::string> dimParams, StringRef inputsPath,
+                  mlir::MLIRContext &context) {
+  if (!path.ends_with(".mlir")) {
     Expected<OnnxImportOptions> options =
         importOptions(inputShapes, dimParams, inputsPath);
     if (!options)
@@ -63,9 +62,40 @@ loadModule(StringRef path, ArrayRef<std::string> inputShapes,
     return importOnnxFile(path, &context, *options);
   }
   if (!inputShapes.empty() || !dimParams.empty())
-    return evalError(Twine(inputShapes.empty() ? "--dim-param" : "--input-shape") +
-                     " applies to ONNX models; " + path +
-                     " already has static shapes");
+    return evalError(path + ": --input-shape and --dim-param apply to ONNX "
+                            "models (an MLIR module has static shapes)");
+  auto module = parseMlirFile(path, context);
+  if (module)
+    (*module)->walk([&](tfm::WeightOp weight) {
+      weight.setSource(resolveWeightSource(weight.getSource(), path));
+    });
+  return module;
+}
+
+std::string wafer::resolveWeightSource(StringRef source, StringRef modelPath) {
+  if (sys::fs::exists(source) || sys::path::is_absolute(source))
+    return source.str();
+  SmallString<256> beside(sys::path::parent_path(modelPath));
+  sys::path::append(beside, sys::path::filename(source));
+  return sys::fs::exists(beside) ? beside.str().str() : source.str();
+}
+
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+wafer::parseMlirFile(StringRef path, mlir::MLIRContext &context) {
+  // The parser's first error, with its place, is the error.
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
+        firstError.empty()) {
+      std::string where;
+      if (auto loc = dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+        where = (loc.getFilename().str() + ":" + Twine(loc.getLine()) + ":" +
+                 Twine(loc.getColumn()) + ": ")
+                    .str();
+      firstError = where + StringRef(diag.str()).split('\n').first.str();
+    }
+    return mlir::success();
+  });
   auto input = openInputFile(path);
   if (!input)
     return input.takeError();
@@ -120,18 +150,9 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
     inputs[name] = std::move(*tensor);
   }
   WeightStore store;
-  std::string moduleDir = sys::path::parent_path(modelPath).str();
   auto loadWeight = [&](mlir::Operation *op) -> Expected<eval::Tensor> {
     auto weight = cast<tfm::WeightOp>(op);
-    // Relative sources are as the importer saw them: from the working
-    // directory, or next to the module.
-    std::string source = weight.getSource().str();
-    if (!sys::fs::exists(source) && !sys::path::is_absolute(source)) {
-      SmallString<256> beside(moduleDir);
-      sys::path::append(beside, sys::path::filename(source));
-      if (sys::fs::exists(beside))
-        source = beside.str().str();
-    }
+    std::string source = resolveWeightSource(weight.getSource(), modelPath);
     Expected<WeightData> data = store.load(source, weight.getName());
     if (!data)
       return data.takeError();
@@ -164,22 +185,11 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
   };
   mlir::MLIRContext context;
   context.loadDialect<tfm::TfmDialect, mlir::func::FuncDialect>();
-  std::string firstError;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error &&
-        firstError.empty()) {
-      std::string where;
-      if (auto loc = dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
-        where = (loc.getFilename().str() + ":" + Twine(loc.getLine()) + ":" +
-                 Twine(loc.getColumn()) + ": ")
-                    .str();
-      firstError = where + StringRef(diag.str()).split('\n').first.str();
-    }
-    return mlir::success();
-  });
+  // Errors are returned, not printed as diagnostics.
+  mlir::ScopedDiagnosticHandler quiet(
+      &context, [](mlir::Diagnostic &) { return mlir::success(); });
   auto module =
-      loadModule(modelPath, inputShapes, dimParams, inputsPath, context,
-                 firstError);
+      loadModule(modelPath, inputShapes, dimParams, inputsPath, context);
   if (!module)
     return fail(toString(module.takeError()));
   auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");

@@ -5,6 +5,9 @@
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Runtime/NDArray.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -18,6 +21,26 @@ llvm::Expected<OnnxImportOptions>
 importOptions(llvm::ArrayRef<std::string> inputShapes,
               llvm::ArrayRef<std::string> dimParams,
               llvm::StringRef inputsPath);
+
+/// The module a model file holds: an MLIR module (`.mlir`), its relative
+/// weight files resolved (resolveWeightSource), or else an ONNX model
+/// imported with --input-shape / --dim-param bindings (importOptions).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+loadModule(llvm::StringRef path, llvm::ArrayRef<std::string> inputShapes,
+           llvm::ArrayRef<std::string> dimParams, llvm::StringRef inputsPath,
+           mlir::MLIRContext &context);
+
+/// Parses an MLIR source file (a tfm, mesh or core module); a file that
+/// does not parse is an error with the parser's first diagnostic and its
+/// place.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+parseMlirFile(llvm::StringRef path, mlir::MLIRContext &context);
+
+/// Where a tfm.weight's relative `source` of a module read from
+/// `modelPath` is: as the importer saw it (from the working directory), or
+/// else the file of that name next to the module.
+std::string resolveWeightSource(llvm::StringRef source,
+                                llvm::StringRef modelPath);
 
 /// Evaluates `module` (a tfm module from `modelPath`, whose directory
 /// resolves relative weight files) on the host reference with the arrays in

@@ -1,6 +1,6 @@
 //===- wafer-run.cpp - Compile a model and run it on the mesh emulator ----===//
 //
-//   wafer-run run MODEL.onnx|BUNDLE --grid HxW [--target wse2|FILE.json]
+//   wafer-run run MODEL.onnx|BUNDLE|MODULE.mlir --grid HxW [--target ...]
 //             [--gemm meshgemm|cannon|summa|allgather]
 //             [--allreduce ktree|pipeline|ring] [--ktree-k K] [--dtype f32|f16]
 //             [--kv shift|concat] [--phase prefill|decode]
@@ -57,7 +57,9 @@
 using namespace llvm;
 using namespace wafer;
 
-static cl::SubCommand runCommand("run", "Compile (if ONNX) and emulate a model");
+static cl::SubCommand runCommand(
+    "run", "Compile (an ONNX model or a tfm module) and emulate it; a bundle "
+           "or a core module runs as compiled");
 
 static cl::SubCommand generateCommand(
     "generate",
@@ -302,18 +304,36 @@ static Expected<CompileOptions> compileOptionsFromCommandLine() {
   return compile;
 }
 
-static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
-                                         HostModel &host) {
-  mlir::MLIRContext &context = host.context;
-  context.loadDialect<tfm::TfmDialect, mesh::MeshDialect, core::CoreDialect,
-                      mlir::func::FuncDialect>();
-  Expected<OnnxImportOptions> options =
-      importOptions(inputShapes, dimParams, inputsPath);
-  if (!options)
-    return options.takeError();
-  auto module = importOnnxFile(path, &context, *options);
+static Error validateRunOptions(StringRef path, bool isBundle,
+                                StringRef compiled = "a bundle");
+
+/// Compiles an ONNX model or a tfm module with the command line's options;
+/// a module holding a core.program (compiled already) runs as it is, like
+/// a bundle.
+static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
+                                          HostModel &host) {
+  host.context.loadDialect<tfm::TfmDialect, mesh::MeshDialect,
+                           core::CoreDialect, mlir::func::FuncDialect>();
+  auto module =
+      loadModule(path, inputShapes, dimParams, inputsPath, host.context);
   if (!module)
     return module.takeError();
+  // Only the functional mode reads weights, unless a bundle is to be kept.
+  bool weights = modeOption == "functional" || !saveBundlePath.empty();
+  if (!(*module)->getOps<core::ProgramOp>().empty()) {
+    if (Error error = validateRunOptions(path, /*isBundle=*/true,
+                                         "a compiled core.program"))
+      return std::move(error);
+    // Its weight files resolve as a tfm module's do.
+    (*module)->walk([&](core::InputOp input) {
+      if (std::optional<StringRef> file = input.getWeightFile())
+        input.setWeightFile(resolveWeightSource(*file, path));
+    });
+    if (layersOption.getNumOccurrences())
+      return optionError(path + ": holds a compiled core.program; --layers "
+                                "applies to models");
+    return buildRuntimeProgram(**module, weights);
+  }
   Expected<CompileOptions> compile = compileOptionsFromCommandLine();
   if (!compile)
     return compile.takeError();
@@ -321,8 +341,6 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
   compile->layers = layersOption;
   if (checkOption || !initOption.empty())
     host.module = (*module)->clone();
-  // Only the functional mode reads weights, unless a bundle is to be kept.
-  bool weights = modeOption == "functional" || !saveBundlePath.empty();
   Expected<rt::Program> program = compileModule(**module, *compile, weights);
   if (!program)
     return program.takeError();
@@ -340,7 +358,8 @@ static Expected<rt::Program> compileOnnx(StringRef path, LayerSubset &subset,
 
 /// Checks every option of `run` before any work: values in range, and for a
 /// bundle no compile options (it was compiled with its own).
-static Error validateRunOptions(StringRef path, bool isBundle) {
+static Error validateRunOptions(StringRef path, bool isBundle,
+                                StringRef compiled) {
   if (isBundle) {
     const cl::Option *compileOptions[] = {
         &gridOption,  &targetOption, &gemmOption, &allreduceOption,
@@ -348,8 +367,8 @@ static Error validateRunOptions(StringRef path, bool isBundle) {
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return optionError(path + ": --" + option->ArgStr +
-                           " does not apply to a bundle (it is compiled "
-                           "with its own options)");
+                           " does not apply to " + compiled +
+                           " (it is compiled with its own options)");
   }
   if (gridOption.getNumOccurrences()) {
     auto [h, w] = StringRef(gridOption).split('x');
@@ -393,7 +412,7 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
                                  modeOption == "functional" ||
                                      !saveBundlePath.empty());
   }
-  return compileOnnx(path, subset, host);
+  return compileModel(path, subset, host);
 }
 
 /// The phase a run stands for and the tokens it yields: a prefill the
@@ -559,8 +578,8 @@ static int run() {
                         initOption == "random", seedOption);
   }
   if (checkOption && !host.module)
-    return fail(modelPath + ": --check needs an ONNX model (a bundle has no "
-                "host reference)");
+    return fail(modelPath + ": --check needs an ONNX model or a tfm module (a "
+                            "compiled program has no host reference)");
   Expected<std::optional<PhaseTokens>> phase = phaseTokens(*program, inputs);
   if (!phase)
     return fail(toString(phase.takeError()));
