@@ -6,7 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AlgorithmPlans.h"
+
 #include "wafer/Support/CheckedMath.h"
+#include <deque>
+#include <queue>
 
 #include <numeric>
 #include <optional>
@@ -203,91 +206,141 @@ static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
 }
 
 /// MeshGEMM's (or Cannon's) alignment and compute-shift steps evaluated
-/// core by core, or nullopt beyond a budget of core-steps. In round j of
-/// the alignment row ly still shifts A (j < ly) and column lx still shifts
-/// B (j < lx), so every core's k-th message on a ring belongs to round k;
-/// each core sends, works, then receives from the next ring position (B
-/// after A on its ramps) and rotates the slots of a wrap-around.
+/// core by core, or nullopt beyond a budget of core-steps. Core (lx, ly)
+/// first shifts A ly times and B lx times (both at once while both shift),
+/// then runs blocks - 1 steps that send A and B, multiply and receive; each
+/// receive takes the next message from the next ring position and rotates
+/// the slots of a wrap-around. The cores advance in the order of their
+/// time, as the emulator's do, because messages meet on a core's ramps:
+/// a send waits for the core's earlier sends to leave, an arrival for the
+/// ones before it to come in (the B tile of a core already computing can
+/// hold up the A tile of one still aligning), and a receive for the send
+/// that last read its buffer.
 static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
                                              const GemmTiling &t, GridAttr grid,
                                              bool interleave, rt::DType dtype,
                                              int64_t multiply) {
-  int64_t h = grid.getHeight(), w = grid.getWidth();
-  int64_t alignment = std::max(h, w) - 1, rounds = alignment + t.blocks - 1;
+  int64_t h = grid.getHeight(), w = grid.getWidth(), n = h * w;
+  int64_t rounds = std::max(h, w) - 1 + t.blocks - 1;
   constexpr int64_t kCoreStepBudget = 200'000'000;
-  if (rounds > kCoreStepBudget / (h * w))
+  if (rounds > kCoreStepBudget / n)
     return std::nullopt;
-  int64_t aTile = t.aSlots * t.mt * t.kt, bTile = t.bSlots * t.kt * t.nt;
-  int64_t occupancyA = timing.occupancy(rt::TimingModel::words(aTile, dtype)),
-          occupancyB = timing.occupancy(rt::TimingModel::words(bTile, dtype));
-  int64_t rotateA = t.aSlots > 1 ? timing.kernelCycles(aTile, dtype) : 0,
-          rotateB = t.bSlots > 1 ? timing.kernelCycles(bTile, dtype) : 0;
+  bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
+  // A shifts along x, B along y; index 0 is A, 1 is B.
+  int64_t tiles[2] = {t.aSlots * t.mt * t.kt, t.bSlots * t.kt * t.nt};
+  int64_t extents[2] = {w, h}, slots[2] = {t.aSlots, t.bSlots};
+  std::vector<int64_t> order[2] = {rt::ringOrder(w, interleave),
+                                   rt::ringOrder(h, interleave)};
   int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
-  std::vector<int64_t> px = rt::ringOrder(w, interleave),
-                       py = rt::ringOrder(h, interleave);
-  // Latency from core (x, y) to the previous ring position along each axis.
-  auto latencyA = [&](int64_t x) {
-    return messageCycles(timing, aTile, dtype,
-                         std::abs(px[x] - px[(x + w - 1) % w]));
+  int64_t ramp = timing.rampCycles(), hop = timing.hopCycles();
+  struct Core {
+    int64_t now = 0, rampOut = 0, rampIn = 0;
+    // Steps done, and how far into this one: sending A (0) and B (1),
+    // each at its own time as the emulator commits sends in time order,
+    // then multiplying and receiving (2).
+    int64_t step = 0;
+    int phase = 0;
+    bool waiting = false;
+    // Per operand: when this step's send and the one before left the
+    // core, and the arrivals not yet received.
+    int64_t sent[2] = {0, 0}, left[2] = {0, 0};
+    std::deque<int64_t> inbox[2];
   };
-  auto latencyB = [&](int64_t y) {
-    return messageCycles(timing, bTile, dtype,
-                         std::abs(py[y] - py[(y + h - 1) % h]));
+  std::vector<Core> cores(n);
+  // Core (x, y)'s step s: which operands it shifts, whether it multiplies.
+  struct Step {
+    bool shifts[2];
+    bool compute;
   };
-  std::vector<int64_t> time(h * w, 0), departA(h * w), departB(h * w);
-  for (int64_t round = 0; round < rounds; ++round) {
-    bool computing = round >= alignment;
-    auto shifts = [&](int64_t x, int64_t y) {
-      return std::pair<bool, bool>{
-          (w > 1 || t.aSlots > 1) && (computing || round < y),
-          (h > 1 || t.bSlots > 1) && (computing || round < x)};
-    };
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < w; ++x) {
-        auto [a, b] = shifts(x, y);
-        int64_t &now = time[y * w + x];
-        if (a && w > 1) {
-          departA[y * w + x] = now;
-          now += issue;
-        }
-        if (b && h > 1) {
-          departB[y * w + x] =
-              a && w > 1 ? std::max(now, departA[y * w + x] + occupancyA) : now;
-          now += issue;
-        }
-        if (computing)
-          now += multiply;
+  auto plan = [&](int64_t x, int64_t y, int64_t s) {
+    int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
+    int64_t onlyA = shiftsA ? y - both : 0, onlyB = shiftsB ? x - both : 0;
+    if (s < both)
+      return Step{{true, true}, false};
+    if (s < both + onlyA)
+      return Step{{true, false}, false};
+    if (s < both + onlyA + onlyB)
+      return Step{{false, true}, false};
+    return Step{{shiftsA, shiftsB}, true};
+  };
+  auto steps = [&](int64_t x, int64_t y) {
+    int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
+    return (shiftsA ? y : 0) + (shiftsB ? x : 0) - both + t.blocks - 1;
+  };
+  using Entry = std::pair<int64_t, int64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (int64_t c = 0; c < n; ++c)
+    ready.push({0, c});
+  // Sends operand k of core c to the previous ring position; the receiver
+  // reserves its ramp in the order of the sends.
+  auto send = [&](int64_t c, int k) {
+    Core &from = cores[c];
+    int64_t x = c % w, y = c / w;
+    int64_t pos = k == 0 ? x : y, prev = (pos + extents[k] - 1) % extents[k];
+    int64_t to = k == 0 ? y * w + prev : prev * w + x;
+    int64_t occupancy =
+        timing.occupancy(rt::TimingModel::words(tiles[k], dtype));
+    int64_t start = std::max(from.now, from.rampOut);
+    from.rampOut = start + occupancy;
+    from.sent[k] = start + occupancy;
+    from.now += issue;
+    int64_t head =
+        start + ramp + std::abs(order[k][pos] - order[k][prev]) * hop;
+    Core &receiver = cores[to];
+    int64_t in = std::max(head, receiver.rampIn);
+    receiver.rampIn = in + occupancy;
+    receiver.inbox[k].push_back(in + occupancy + ramp);
+    if (receiver.waiting) {
+      receiver.waiting = false;
+      ready.push({receiver.now, to});
+    }
+  };
+  while (!ready.empty()) {
+    int64_t c = ready.top().second;
+    ready.pop();
+    Core &core = cores[c];
+    int64_t x = c % w, y = c / w;
+    if (core.step == steps(x, y)) {
+      core.now += multiply;
+      continue;
+    }
+    Step step = plan(x, y, core.step);
+    bool ring[2] = {step.shifts[0] && w > 1, step.shifts[1] && h > 1};
+    if (core.phase < 2) {
+      int k = core.phase++;
+      if (ring[k])
+        send(c, k);
+      if (k == 1 && step.compute)
+        core.now += multiply;
+      ready.push({core.now, c});
+      continue;
+    }
+    if ((ring[0] && core.inbox[0].empty()) ||
+        (ring[1] && core.inbox[1].empty())) {
+      core.waiting = true;
+      continue;
+    }
+    for (int k : {0, 1}) {
+      if (ring[k]) {
+        core.now =
+            std::max({core.now, core.inbox[k].front(), core.left[k]}) + receive;
+        core.inbox[k].pop_front();
+        core.left[k] = core.sent[k];
       }
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < w; ++x) {
-        auto [a, b] = shifts(x, y);
-        int64_t &now = time[y * w + x];
-        bool receivesA = a && w > 1, receivesB = b && h > 1;
-        // From the next ring positions, which send to this one; the two
-        // messages come in over the core's ramp one after the other.
-        int64_t arrivalA =
-            receivesA ? departA[y * w + (x + 1) % w] + latencyA((x + 1) % w)
-                      : 0;
-        int64_t arrivalB =
-            receivesB ? departB[((y + 1) % h) * w + x] + latencyB((y + 1) % h)
-                      : 0;
-        if (receivesA && receivesB) {
-          if (arrivalA - occupancyA <= arrivalB - occupancyB)
-            arrivalB = std::max(arrivalB, arrivalA + occupancyB);
-          else
-            arrivalA = std::max(arrivalA, arrivalB + occupancyA);
-        }
-        if (receivesA)
-          now = std::max(now, arrivalA) + receive;
-        if (a && x == w - 1)
-          now += rotateA;
-        if (receivesB)
-          now = std::max(now, arrivalB) + receive;
-        if (b && y == h - 1)
-          now += rotateB;
-      }
+      // The wrap-around (or a ring of one) rotates the slots.
+      int64_t pos = k == 0 ? x : y;
+      if (step.shifts[k] && slots[k] > 1 &&
+          (extents[k] == 1 || pos == extents[k] - 1))
+        core.now += timing.kernelCycles(tiles[k], dtype);
+    }
+    ++core.step;
+    core.phase = 0;
+    ready.push({core.now, c});
   }
-  return *std::max_element(time.begin(), time.end()) + multiply;
+  int64_t last = 0;
+  for (const Core &core : cores)
+    last = std::max(last, core.now);
+  return last;
 }
 
 int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
