@@ -11,7 +11,7 @@ equal in every field but "mode" (cycles total and per op, compute cycles,
 words, messages, link words, SRAM and routes). A configuration that fails
 must fail the same way in both modes. Then the bundle in `--mode analytic`:
 its total cycles (the ops' closed-form estimates added up) must be within
-the tolerance (default 10%) of the timing mode's; the summary says how many
+the tolerance (default 5%) of the timing mode's; the summary says how many
 are within 5%, the mean and worst errors, and lists those above 5%. Prints one line per
 mismatch and a summary; exit code 1 on any mismatch.
 """
@@ -31,7 +31,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bin_dir")
     ap.add_argument("--filter", default="")
-    ap.add_argument("--analytic-tolerance", type=float, default=0.10)
+    ap.add_argument("--analytic-tolerance", type=float, default=0.05)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="wafer-modes-")
     wafer_run = os.path.join(args.bin_dir, "wafer-run")

@@ -8,7 +8,10 @@
 #include "AlgorithmPlans.h"
 
 #include "wafer/Support/CheckedMath.h"
+#include <array>
 #include <deque>
+#include <map>
+#include <mutex>
 #include <queue>
 
 #include <numeric>
@@ -132,77 +135,202 @@ static double shiftSteps(const rt::TimingModel &timing, const GemmTiling &t,
   return cycles;
 }
 
-/// SUMMA's steps, evaluated core by core: the owners of step i + 1 sit
-/// next to those of step i, so the steps pipeline, each core receiving and
-/// forwarding one block per hop of the row and of the column broadcast as
-/// soon as it has finished the step before. The recurrence mirrors
-/// LowerGemm.cpp's program (an owner's two sends share its ramp; a panel
-/// is written again only once its last send has left). Beyond a budget of
-/// core-steps it gives the pipeline's steady state instead.
+/// Core-steps a GEMM's schedule is simulated for at most (about 0.2 s);
+/// beyond it the estimates use closed forms.
+constexpr int64_t kCoreStepBudget = 1'000'000;
+
+/// The cores of a simulated schedule by their time, earliest first (ties:
+/// the lower core id, the order the emulator commits sends in).
+class ReadyCores {
+public:
+  explicit ReadyCores(int64_t cores) {
+    for (int64_t c = 0; c < cores; ++c)
+      push(0, c);
+  }
+  bool empty() const { return queue.empty(); }
+  void push(int64_t time, int64_t core) {
+    queue.push((uint64_t(time) << kCoreBits) | uint64_t(core));
+  }
+  std::pair<int64_t, int64_t> pop() {
+    uint64_t top = queue.top();
+    queue.pop();
+    return {int64_t(top >> kCoreBits), int64_t(top & ((1u << kCoreBits) - 1))};
+  }
+
+private:
+  // 2^24 cores (more than a wafer's) and 2^40 cycles.
+  static constexpr unsigned kCoreBits = 24;
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> queue;
+};
+
+/// A simulated schedule is a pure function of the tiling, the grid and the
+/// prices; a model's layers repeat the same few GEMMs, so each is
+/// simulated once per process.
+template <typename Simulate>
+static int64_t memoized(const GemmTiling &t, GridAttr grid, bool interleave,
+                        rt::DType dtype, const rt::TimingModel &timing,
+                        int kind, Simulate simulate) {
+  using Key = std::array<int64_t, 17>;
+  const rt::Target &target = timing.target();
+  Key key = {kind,
+             grid.getHeight(),
+             grid.getWidth(),
+             interleave,
+             int64_t(dtype),
+             t.mt,
+             t.kt,
+             t.nt,
+             t.aSlots,
+             t.bSlots,
+             t.blocks,
+             target.sendIssueCycles,
+             target.relayCycles,
+             target.rampCycles,
+             target.hopCycles,
+             target.linkWordsPerCycle,
+             timing.kernelCycles(1 << 20, dtype)};
+  static std::mutex mutex;
+  static std::map<Key, int64_t> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end())
+      return it->second;
+  }
+  int64_t cycles = simulate();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, cycles);
+  return cycles;
+}
+
+/// SUMMA's steps, evaluated core by core in the order of their time, as
+/// LowerGemm.cpp's program runs: in step i the owner of block i in each
+/// row (column) lends it to its panel and sends it both ways, every other
+/// core receives it and passes it on, then every core multiplies; the
+/// steps pipeline. Each core's outgoing and incoming ramp is a resource
+/// that the row's and the column's messages share in the order they are
+/// sent, and a panel is written again only once its last send has left.
+/// Beyond a budget of core-steps it gives the pipeline's steady state.
 static int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
                            GridAttr grid, rt::DType dtype, int64_t multiply) {
-  int64_t h = grid.getHeight(), w = grid.getWidth();
-  int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
+  int64_t h = grid.getHeight(), w = grid.getWidth(), n = h * w;
+  // The row broadcast (A, along x) is 0, the column's (B, along y) 1.
+  int64_t blocks[2] = {t.mt * t.kt, t.kt * t.nt};
+  int64_t extents[2] = {w, h}, slots[2] = {t.aSlots, t.bSlots};
   int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
-  int64_t copyA = t.aSlots > 1 ? timing.kernelCycles(aBlock, dtype) : 0,
-          copyB = t.bSlots > 1 ? timing.kernelCycles(bBlock, dtype) : 0;
-  int64_t occupancyA = timing.occupancy(rt::TimingModel::words(aBlock, dtype)),
-          occupancyB = timing.occupancy(rt::TimingModel::words(bBlock, dtype));
-  int64_t latencyA = messageCycles(timing, aBlock, dtype, 1),
-          latencyB = messageCycles(timing, bBlock, dtype, 1);
-  constexpr int64_t kCoreStepBudget = 200'000'000;
-  if (t.blocks > kCoreStepBudget / (h * w))
-    return t.blocks * (multiply + 2 * (receive + issue) + copyA + copyB) +
+  int64_t ramp = timing.rampCycles(), hop = timing.hopCycles();
+  int64_t copies[2], occupancies[2];
+  for (int k : {0, 1}) {
+    copies[k] = slots[k] > 1 ? timing.kernelCycles(blocks[k], dtype) : 0;
+    occupancies[k] = timing.occupancy(rt::TimingModel::words(blocks[k], dtype));
+  }
+  if (t.blocks > kCoreStepBudget / n) {
+    int64_t latencyA = messageCycles(timing, blocks[0], dtype, 1),
+            latencyB = messageCycles(timing, blocks[1], dtype, 1);
+    return t.blocks *
+               (multiply + 2 * (receive + issue) + copies[0] + copies[1]) +
            std::max((w - 1) * (latencyA + receive),
                     (h - 1) * (latencyB + receive));
-  // Per core: its time, and when the last send of each panel leaves.
-  std::vector<int64_t> time(h * w, 0), freeA(h * w, 0), freeB(h * w, 0);
-  // One broadcast along a line of n cores (stride apart in `time`) from
-  // the owner at position o.
-  auto broadcast = [&](int64_t base, int64_t stride, int64_t n, int64_t o,
-                       std::vector<int64_t> &panelFree, int64_t copy,
-                       int64_t occupancy, int64_t latency) {
-    auto at = [&](int64_t p) -> int64_t & { return time[base + p * stride]; };
-    auto panel = [&](int64_t p) -> int64_t & {
-      return panelFree[base + p * stride];
-    };
-    int64_t &owner = at(o);
-    owner = std::max(owner, panel(o)) + copy;
-    // Forward, then backward: the second send leaves after the first's
-    // words.
-    int64_t forward = owner, backward = owner, ramp = owner;
-    if (o + 1 < n) {
-      ramp = owner + occupancy;
-      owner += issue;
-    }
-    if (o > 0) {
-      backward = std::max(owner, ramp);
-      ramp = backward + occupancy;
-      owner = backward + issue;
-    }
-    panel(o) = ramp;
-    for (int direction : {1, -1}) {
-      int64_t departure = direction > 0 ? forward : backward;
-      for (int64_t p = o + direction; p >= 0 && p < n; p += direction) {
-        int64_t &core = at(p);
-        core = std::max({core, departure + latency, panel(p)}) + receive;
-        departure = core;
-        bool forwards = p + direction >= 0 && p + direction < n;
-        panel(p) = forwards ? core + occupancy : core;
-        if (forwards)
-          core += issue;
+  }
+  // What a core does in a step, in program order.
+  enum class Kind : uint8_t { Copy, Receive, Send, Multiply };
+  struct Action {
+    Kind kind;
+    int cast = 0;
+    // Receive and Send: forward (towards higher coordinates) or backward;
+    // Send: from the panel (not the lent tile).
+    bool forward = true, fromPanel = true;
+  };
+  struct Core {
+    int64_t now = 0, rampOut = 0, rampIn = 0;
+    int64_t step = 0;
+    size_t next = 0;
+    bool waiting = false;
+    std::vector<Action> actions;
+    // Per cast: when the panel's last send leaves, and the arrivals from
+    // behind (forward) and ahead (backward) not yet received.
+    int64_t panelFree[2] = {0, 0};
+    std::deque<int64_t> inbox[2][2];
+  };
+  std::vector<Core> cores(n);
+  auto plan = [&](int64_t c, int64_t step, std::vector<Action> &actions) {
+    actions.clear();
+    for (int k : {0, 1}) {
+      int64_t pos = k == 0 ? c % w : c / w, owner = step % extents[k];
+      bool last = pos + 1 == extents[k], first = pos == 0;
+      if (pos == owner) {
+        if (slots[k] > 1)
+          actions.push_back({Kind::Copy, k});
+        // One slot: the owner lends its tile itself, by a swap.
+        if (!last)
+          actions.push_back({Kind::Send, k, true, slots[k] > 1});
+        if (!first)
+          actions.push_back({Kind::Send, k, false, slots[k] > 1});
+      } else {
+        bool forward = pos > owner;
+        actions.push_back({Kind::Receive, k, forward});
+        if (forward ? !last : !first)
+          actions.push_back({Kind::Send, k, forward, true});
       }
     }
+    actions.push_back({Kind::Multiply});
   };
-  for (int64_t i = 0; i < t.blocks; ++i) {
-    for (int64_t y = 0; y < h; ++y)
-      broadcast(y * w, 1, w, i % w, freeA, copyA, occupancyA, latencyA);
-    for (int64_t x = 0; x < w; ++x)
-      broadcast(x, w, h, i % h, freeB, copyB, occupancyB, latencyB);
-    for (int64_t &core : time)
-      core += multiply;
+  ReadyCores ready(n);
+  while (!ready.empty()) {
+    auto [popped, c] = ready.pop();
+    Core &core = cores[c];
+    while (core.step < t.blocks) {
+      if (core.next == 0)
+        plan(c, core.step, core.actions);
+      if (core.next == core.actions.size()) {
+        ++core.step;
+        core.next = 0;
+        continue;
+      }
+      const Action &action = core.actions[core.next];
+      int k = action.cast;
+      if (action.kind == Kind::Copy) {
+        core.now = std::max(core.now, core.panelFree[k]) + copies[k];
+      } else if (action.kind == Kind::Multiply) {
+        core.now += multiply;
+      } else if (action.kind == Kind::Receive) {
+        std::deque<int64_t> &inbox = core.inbox[k][action.forward];
+        if (inbox.empty()) {
+          core.waiting = true;
+          break;
+        }
+        core.now =
+            std::max({core.now, inbox.front(), core.panelFree[k]}) + receive;
+        inbox.pop_front();
+      } else {
+        // Sends reserve the ramps in the order of their time.
+        if (core.now > popped) {
+          ready.push(core.now, c);
+          break;
+        }
+        int64_t stride = k == 0 ? 1 : w;
+        int64_t to = c + (action.forward ? stride : -stride);
+        int64_t occupancy = occupancies[k];
+        int64_t start = std::max(core.now, core.rampOut);
+        core.rampOut = start + occupancy;
+        if (action.fromPanel)
+          core.panelFree[k] = start + occupancy;
+        core.now += issue;
+        Core &receiver = cores[to];
+        int64_t in = std::max(start + ramp + hop, receiver.rampIn);
+        receiver.rampIn = in + occupancy;
+        receiver.inbox[k][action.forward].push_back(in + occupancy + ramp);
+        if (receiver.waiting) {
+          receiver.waiting = false;
+          ready.push(receiver.now, to);
+        }
+      }
+      ++core.next;
+    }
   }
-  return *std::max_element(time.begin(), time.end());
+  int64_t last = 0;
+  for (const Core &core : cores)
+    last = std::max(last, core.now);
+  return last;
 }
 
 /// MeshGEMM's (or Cannon's) alignment and compute-shift steps evaluated
@@ -222,7 +350,6 @@ static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
                                              int64_t multiply) {
   int64_t h = grid.getHeight(), w = grid.getWidth(), n = h * w;
   int64_t rounds = std::max(h, w) - 1 + t.blocks - 1;
-  constexpr int64_t kCoreStepBudget = 200'000'000;
   if (rounds > kCoreStepBudget / n)
     return std::nullopt;
   bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
@@ -267,10 +394,7 @@ static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
     int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
     return (shiftsA ? y : 0) + (shiftsB ? x : 0) - both + t.blocks - 1;
   };
-  using Entry = std::pair<int64_t, int64_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
-  for (int64_t c = 0; c < n; ++c)
-    ready.push({0, c});
+  ReadyCores ready(n);
   // Sends operand k of core c to the previous ring position; the receiver
   // reserves its ramp in the order of the sends.
   auto send = [&](int64_t c, int k) {
@@ -292,12 +416,11 @@ static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
     receiver.inbox[k].push_back(in + occupancy + ramp);
     if (receiver.waiting) {
       receiver.waiting = false;
-      ready.push({receiver.now, to});
+      ready.push(receiver.now, to);
     }
   };
   while (!ready.empty()) {
-    int64_t c = ready.top().second;
-    ready.pop();
+    int64_t c = ready.pop().second;
     Core &core = cores[c];
     int64_t x = c % w, y = c / w;
     if (core.step == steps(x, y)) {
@@ -312,7 +435,7 @@ static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
         send(c, k);
       if (k == 1 && step.compute)
         core.now += multiply;
-      ready.push({core.now, c});
+      ready.push(core.now, c);
       continue;
     }
     if ((ring[0] && core.inbox[0].empty()) ||
@@ -335,7 +458,7 @@ static std::optional<int64_t> meshgemmCycles(const rt::TimingModel &timing,
     }
     ++core.step;
     core.phase = 0;
-    ready.push({core.now, c});
+    ready.push(core.now, c);
   }
   int64_t last = 0;
   for (const Core &core : cores)
@@ -357,7 +480,9 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   };
   switch (getAlgorithm()) {
   case GemmAlgorithm::summa:
-    return cycles + summaCycles(timing, t, grid, dtype, multiply);
+    return cycles + memoized(t, grid, false, dtype, timing, /*kind=*/0, [&] {
+             return summaCycles(timing, t, grid, dtype, multiply);
+           });
   case GemmAlgorithm::allgather: {
     // W - 1 (H - 1) shifts of whole chunks, each copied into the panel,
     // then every block pair multiplied.
@@ -379,9 +504,13 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
     cycles += kernel(localElements(getLhs(), grid));
   if (!getRhs().hasOneUse())
     cycles += kernel(localElements(getRhs(), grid));
-  if (std::optional<int64_t> evaluated =
-          meshgemmCycles(timing, t, grid, interleave, dtype, multiply))
-    return cycles + *evaluated;
+  int64_t simulated =
+      memoized(t, grid, interleave, dtype, timing, /*kind=*/1, [&] {
+        return meshgemmCycles(timing, t, grid, interleave, dtype, multiply)
+            .value_or(-1);
+      });
+  if (simulated >= 0)
+    return cycles + simulated;
   // Alignment: the last row shifts A H - 1 times and the last column B
   // W - 1 times, both together as long as both shift.
   bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
