@@ -31,7 +31,7 @@ def TfmFoldShapes : Pass<"tfm-fold-shapes", "mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 20",
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 25",
            "Largest result (in elements) folded into a constant">,
   ];
 }

@@ -529,7 +529,7 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
     c.bad("safetensors_header_deep",
           [tr, "--inspect-checkpoint", w("deep.safetensors")],
           "deep.safetensors", "nested deeper")
-    ids = np.zeros((1, 5000), np.int64)
+    ids = np.zeros((1, 6000), np.int64)  # a 6000x6000 mask: over the fold limit
     np.savez(w("long_prompt.npz"), input_ids=ids)
     c.bad("run_prompt_too_long_for_masks",
           [run, "run", prefill, "--grid", "4x4", "--inputs",
