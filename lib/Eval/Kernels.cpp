@@ -107,8 +107,15 @@ int64_t offsetOf(int64_t linear, ArrayRef<int64_t> shape,
 Tensor expand(const Tensor &x, ArrayRef<int64_t> shape) {
   Tensor out(x.kind, shape.vec());
   std::vector<int64_t> strides = broadcastStrides(x.shape, shape);
-  for (int64_t i = 0; i < out.size(); ++i)
-    out.data[i] = x.data[offsetOf(i, shape, strides)];
+  // Row by row along the last dimension: one offset computation per row.
+  int64_t inner = shape.empty() ? 1 : shape.back();
+  int64_t step = shape.empty() ? 0 : strides.back();
+  for (int64_t row = 0; inner > 0 && row < out.size() / inner; ++row) {
+    const double *from = x.data.data() + offsetOf(row * inner, shape, strides);
+    double *to = out.data.data() + row * inner;
+    for (int64_t j = 0; j < inner; ++j)
+      to[j] = from[j * step];
+  }
   return out;
 }
 

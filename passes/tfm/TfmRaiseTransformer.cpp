@@ -294,18 +294,27 @@ KvSource findKvSource(Value full) {
           iota ? probe(full, candidate, *iota) : std::nullopt;
       if (!probed)
         continue;
+      // Element (batch, h, l, d) of `full` must be the candidate's element
+      // of KV head h / group (1-based, as the probe numbers them); nested
+      // loops rather than dividing each flat index (a 4096-token decode's
+      // keys are 2^24 values per layer).
       int64_t group = shape[1] / heads;
-      bool repeats = true;
-      for (int64_t f = 0; repeats && f < probed->size(); ++f) {
-        int64_t d = f % width, l = (f / width) % length,
-                h = (f / (width * length)) % shape[1],
-                batch = f / (width * length * shape[1]);
-        int64_t kv = h / group;
-        int64_t src = swapped ? ((batch * length + l) * heads + kv) * width + d
-                              : ((batch * heads + kv) * length + l) * width + d;
-        repeats = probed->data[f] == double(src + 1);
-      }
-      if (repeats) {
+      auto repeatsCandidate = [&] {
+        const double *value = probed->data.data();
+        for (int64_t batch = 0; batch < shape[0]; ++batch)
+          for (int64_t h = 0; h < shape[1]; ++h)
+            for (int64_t l = 0; l < length; ++l) {
+              int64_t kv = h / group;
+              int64_t first = swapped
+                                  ? ((batch * length + l) * heads + kv) * width
+                                  : ((batch * heads + kv) * length + l) * width;
+              for (int64_t d = 0; d < width; ++d)
+                if (*value++ != double(first + d + 1))
+                  return false;
+            }
+        return true;
+      };
+      if (repeatsCandidate()) {
         best = {candidate, swapped};
         bestHeads = heads;
       }
