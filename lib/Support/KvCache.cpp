@@ -45,6 +45,16 @@ std::vector<int64_t> KvCacheLayout::presentSlots() const {
 // concat keeps the placed past where it is and appends every later token
 // to the bottom row, so it also depends on the past P placed.
 
+std::string KvCacheLayout::firstBeforeExpr() const {
+  // Rows from `fuller` on hold one token more.
+  int64_t q = past / rows, fuller = rows - past % rows;
+  return llvm::formatv("(ly * {0} + (ly > {1}) * (ly - {1}))", q, fuller);
+}
+
+std::string KvCacheLayout::countBeforeExpr() const {
+  return llvm::formatv("({0} + (ly >= {1}))", past / rows, rows - past % rows);
+}
+
 std::string KvCacheLayout::countAfterExpr() const {
   if (policy == mesh::KvPolicy::concat) {
     int64_t q = past / rows, e = past % rows;

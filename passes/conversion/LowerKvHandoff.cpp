@@ -27,12 +27,9 @@ LogicalResult ProgramLowering::lower(mesh::KvHandoffOp op) {
   // A source tile is [tileRows, heads, D], a cache tile [1, heads, C, D].
   int64_t tileRows = ceilDiv(positions, h), heads = ceilDiv(shape[1], w);
   int64_t slots = layout.slotsPerRow;
-  // Row ly keeps positions [first, first + count) (KvCacheLayout's balance:
-  // the bottom S % H rows hold one more).
-  int64_t q = positions / h, fuller = h - positions % h;
-  std::string first =
-      formatv("(ly * {0} + (ly > {1}) * (ly - {1}))", q, fuller);
-  std::string count = formatv("({0} + (ly >= {1}))", q, fuller);
+  // Row ly keeps positions [first, first + count).
+  std::string first = layout.firstBeforeExpr(),
+              count = layout.countBeforeExpr();
   // Copies row ly's positions out of the tile of ring position `from`.
   auto keep = [&](FlatSymbolRefAttr tile, const std::string &from) {
     for (int64_t j = 0; j < tileRows; ++j) {

@@ -32,6 +32,10 @@ struct KvCacheLayout {
   std::vector<int64_t> presentSlots() const;
   // Expressions of the row `ly` and the run-time position `t` (the tokens
   // in the caches before the step, from `past` on):
+  /// The first past position row ly holds before the step, and
+  /// countBefore (both fixed by `past`; the hand-off fills them).
+  std::string firstBeforeExpr() const;
+  std::string countBeforeExpr() const;
   /// countAfter.
   std::string countAfterExpr() const;
   /// Shift: the tokens every row holds at least, t / rows.
