@@ -4,6 +4,7 @@
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Runtime/RowShapes.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -208,12 +209,18 @@ LogicalResult InputOp::verify() {
     return emitOpError("gathers rows of a weight: needs weight_file");
   if (bool(getIndexDim()) != bool(getIndexMap()))
     return emitOpError("index_dim and index_map go together");
+  ArrayRef<int64_t> placed = cast<ShapedType>(getType()).getShape();
+  if (std::optional<ArrayRef<int64_t>> view = getView()) {
+    if (wafer::checkedElementCount(*view) != wafer::checkedElementCount(placed))
+      return emitOpError("view must have the placed tensor's number of "
+                         "elements");
+    placed = *view;
+  }
   if (getIndexDim() &&
-      (getSourceShape().size() != cast<ShapedType>(getType()).getShape().size() ||
+      (getSourceShape().size() != placed.size() ||
        int64_t(*getIndexDim()) < 0 ||
        int64_t(*getIndexDim()) >= int64_t(getSourceShape().size()) ||
-       int64_t(getIndexMap()->size()) !=
-           cast<ShapedType>(getType()).getDimSize(*getIndexDim())))
+       int64_t(getIndexMap()->size()) != placed[*getIndexDim()]))
     return emitOpError("index_map does not fit the placed tensor");
   if (getIndexDim())
     for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
@@ -231,24 +238,30 @@ LogicalResult InputOp::verify() {
 LogicalResult OutputOp::verify() {
   if (failed(verifyBinding(*this, getBufferAttr(), getType())))
     return failure();
-  auto type = cast<ShapedType>(getType());
+  ArrayRef<int64_t> viewed = cast<ShapedType>(getType()).getShape();
+  if (std::optional<ArrayRef<int64_t>> view = getView()) {
+    if (wafer::checkedElementCount(*view) != wafer::checkedElementCount(viewed))
+      return emitOpError("view must have the tensor's number of elements");
+    viewed = *view;
+  }
+  int64_t rank = viewed.size();
   if (bool(getIndexDim()) != bool(getIndexMap()))
     return emitOpError("index_dim and index_map go together");
   if (getIndexDim()) {
     int64_t d = *getIndexDim();
-    if (d < 0 || d >= type.getRank())
+    if (d < 0 || d >= rank)
       return emitOpError("index_dim is not a dimension of the tensor");
     for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
-      if (index < 0 || index >= type.getDimSize(d))
+      if (index < 0 || index >= viewed[d])
         return emitOpError("index_map entry ")
                << index << " is outside the tensor";
   }
   if (auto perm = getPermutation()) {
-    SmallVector<bool> seen(type.getRank(), false);
-    if (int64_t(perm->size()) != type.getRank())
+    SmallVector<bool> seen(rank, false);
+    if (int64_t(perm->size()) != rank)
       return emitOpError("permutation needs one entry per dimension");
     for (int64_t p : *perm) {
-      if (p < 0 || p >= type.getRank() || seen[p])
+      if (p < 0 || p >= rank || seen[p])
         return emitOpError("permutation is not a permutation");
       seen[p] = true;
     }
@@ -258,12 +271,10 @@ LogicalResult OutputOp::verify() {
       return std::accumulate(dims.begin(), dims.end(), int64_t(1),
                              std::multiplies<int64_t>());
     };
-    int64_t read = cast<ShapedType>(getType()).getNumElements();
+    int64_t read = elements(viewed);
     if (getIndexDim() && getIndexMap() && int64_t(*getIndexDim()) >= 0 &&
-        int64_t(*getIndexDim()) < cast<ShapedType>(getType()).getRank())
-      read = read / std::max<int64_t>(cast<ShapedType>(getType())
-                                          .getDimSize(*getIndexDim()),
-                                      1) *
+        int64_t(*getIndexDim()) < rank)
+      read = read / std::max<int64_t>(viewed[*getIndexDim()], 1) *
              int64_t(getIndexMap()->size());
     if (elements(*shape) != read)
       return emitOpError("result_shape must hold the tensor's elements");
@@ -335,6 +346,10 @@ std::pair<rt::Opcode, int64_t> RowsOp::toRuntime() {
     return {rt::Opcode::Regrid, getK()};
   case RowKernel::flash_step:
     return {rt::Opcode::FlashStep, getK()};
+  case RowKernel::lane_scores:
+    return {rt::Opcode::LaneScores, getK()};
+  case RowKernel::lane_values:
+    return {rt::Opcode::LaneValues, getK()};
   }
   llvm_unreachable("unknown row kernel");
 }
@@ -359,9 +374,11 @@ LogicalResult RowsOp::verify() {
       return emitOpError("buffer ")
              << ref << " has " << size << " elements, needs " << need;
   RowKernel kernel = getKernel();
-  bool twoExpressions =
-      kernel == RowKernel::regrid || kernel == RowKernel::flash_step;
-  bool oneExpression = kernel == RowKernel::attn_scores;
+  bool twoExpressions = kernel == RowKernel::regrid ||
+                        kernel == RowKernel::flash_step ||
+                        kernel == RowKernel::lane_scores;
+  bool oneExpression =
+      kernel == RowKernel::attn_scores || kernel == RowKernel::lane_values;
   if ((oneExpression || twoExpressions) != bool(getValid()))
     return emitOpError(getValid() ? "this kernel takes no `valid`"
                                   : "this kernel needs `valid`");

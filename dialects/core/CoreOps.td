@@ -142,7 +142,9 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
     and the row size) is made of the rows the token ids in input
     `gather_ids` select. With `index_dim` and `index_map` the placed
     coordinate j along that dimension reads source coordinate
-    `index_map[j]` (-1: zero), as in mesh.distribute.
+    `index_map[j]` (-1: zero), as in mesh.distribute. With `view` the
+    permutation, broadcast and index map refer to that shape, of which the
+    placed tensor is the row-major reshape.
 
     ```mlir
     core.input @b {name = "w", weight_file = "m.onnx",
@@ -157,7 +159,8 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
                        OptionalAttr<ElementsAttr>:$value,
                        OptionalAttr<StrAttr>:$gather_ids,
                        OptionalAttr<I64Attr>:$index_dim,
-                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map,
+                       OptionalAttr<DenseI64ArrayAttr>:$view);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -165,7 +168,8 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
 def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
   let summary = "Reads a buffer back to the host after the program ran";
   let description = [{
-    The host gathers along `index_dim` (returned coordinate i reads
+    The host reads the buffer as `view` when given (a row-major reshape),
+    gathers along `index_dim` (returned coordinate i reads
     `index_map[i]`), permutes the dimensions by `permutation` and returns
     the tensor in `result_shape` when given (the same elements in order,
     e.g. with the graph's unit dimensions).
@@ -178,7 +182,8 @@ def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
                        OptionalAttr<DenseI64ArrayAttr>:$result_shape,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
                        OptionalAttr<I64Attr>:$index_dim,
-                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map,
+                       OptionalAttr<DenseI64ArrayAttr>:$view);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }
@@ -263,6 +268,17 @@ def Core_RowsOp : Core_Instr<"rows"> {
       values [m, k, n] each, ml the running sum then max per query, out the
       unnormalised output. `valid` is the global position of kv's first
       key, `position` that of q's first query; later keys are masked.
+    - `lane_scores` [@s, @q, @keys]: decode scores when each core holds
+      lanes (pairs of dimensions) of the KV heads: q [m, groups, 2], keys
+      [m, k, 2], s [heads, groups, k] (heads from its size). `position` is
+      the global index of the first lane, `n` the lanes of one KV head:
+      s[h, g, r] = scalar * the sum over local lanes of head h of
+      q[j, g, :] . keys[j, r, :] for r < valid (0 without such lanes),
+      -inf beyond. Summed over the cores of a grid row, they are the
+      scores.
+    - `lane_values` [@out, @p, @values]: out[j, g, :] = sum_r p[h, g, r]
+      values[j, r, :] with h the head of local lane j; `valid` is the
+      global index of the first lane, sizes as lane_scores.
 
     ```mlir
     core.rows <attn_scores> [@s, @q, @k] {m = 1, groups = 2, k = 3, n = 16,

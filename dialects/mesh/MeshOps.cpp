@@ -101,6 +101,12 @@ LogicalResult DistributeOp::verify() {
     }
   }
   ArrayRef<int64_t> target = shapeOf(getResult());
+  if (std::optional<ArrayRef<int64_t>> view = getView()) {
+    if (wafer::checkedElementCount(*view) !=
+        wafer::checkedElementCount(target))
+      return emitOpError("view must have the result's number of elements");
+    target = *view;
+  }
   if (viewed.size() > target.size())
     return emitOpError("cannot broadcast a rank-")
            << viewed.size() << " source to rank " << target.size();
@@ -139,7 +145,14 @@ LogicalResult CollectOp::verify() {
     return emitOpError("result must be a host tensor without a layout");
   // The host may read the tensor back under another shape of the same
   // elements (dropping or adding unit dimensions, merging heads).
-  SmallVector<int64_t> read(shapeOf(getSource()));
+  SmallVector<int64_t> viewed(shapeOf(getSource()));
+  if (std::optional<ArrayRef<int64_t>> view = getView()) {
+    if (wafer::checkedElementCount(*view) !=
+        wafer::checkedElementCount(viewed))
+      return emitOpError("view must have the source's number of elements");
+    viewed.assign(view->begin(), view->end());
+  }
+  SmallVector<int64_t> read(viewed);
   if (getIndexDim() && getIndexMap() && int64_t(*getIndexDim()) >= 0 &&
       int64_t(*getIndexDim()) < int64_t(read.size()))
     read[*getIndexDim()] = getIndexMap()->size();
@@ -152,18 +165,17 @@ LogicalResult CollectOp::verify() {
   if (bool(getIndexDim()) != bool(getIndexMap()))
     return emitOpError("index_dim and index_map go together");
   if (getIndexDim()) {
-    ArrayRef<int64_t> source = shapeOf(getSource());
     int64_t d = *getIndexDim();
-    if (d < 0 || d >= int64_t(source.size()))
+    if (d < 0 || d >= int64_t(viewed.size()))
       return emitOpError("index_dim is not a dimension of the source");
     for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
-      if (index < 0 || index >= source[d])
+      if (index < 0 || index >= viewed[d])
         return emitOpError("index_map entry ")
-               << index << " is outside the source's " << source[d];
+               << index << " is outside the source's " << viewed[d];
   }
   if (auto perm = getPermutation()) {
     SmallVector<bool> seen(perm->size(), false);
-    if (int64_t(perm->size()) != int64_t(shapeOf(getSource()).size()))
+    if (int64_t(perm->size()) != int64_t(viewed.size()))
       return emitOpError("permutation needs one entry per source dimension");
     for (int64_t p : *perm) {
       if (p < 0 || p >= int64_t(perm->size()) || seen[p])

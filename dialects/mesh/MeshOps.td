@@ -25,7 +25,10 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
     placed as the rows the token ids select. `sram_offset` fixes the
     byte offset of the result's buffer on every core (otherwise the memory
     plan chooses it): where an earlier program on the same cores left the
-    value (a prefill's KV hand-off), so nothing moves.
+    value (a prefill's KV hand-off), so nothing moves. With `view` the
+    permutation, broadcast and index map produce a tensor of that shape
+    and the result is its row-major reshape: decode attention's lanes
+    merge a KV head with its (permuted) head dimension this way.
 
     ```mlir
     %d = mesh.distribute %w {permutation = array<i64: 1, 0>}
@@ -36,8 +39,13 @@ def Mesh_DistributeOp : Mesh_Op<"distribute", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
                        OptionalAttr<I64Attr>:$index_dim,
                        OptionalAttr<DenseI64ArrayAttr>:$index_map,
-                       OptionalAttr<I64Attr>:$sram_offset);
+                       OptionalAttr<I64Attr>:$sram_offset,
+                       OptionalAttr<DenseI64ArrayAttr>:$view);
   let results = (outs Mesh_DistTensor:$result);
+  let builders = [OpBuilder<(ins "mlir::Type":$type, "mlir::Value":$source), [{
+    build($_builder, $_state, type, source, nullptr, nullptr, nullptr,
+          nullptr, nullptr);
+  }]>];
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -46,8 +54,9 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let summary = "Reads a distributed tensor back to the host";
   let description = [{
     Host I/O: each element is read from the core holding it (the replica at
-    logical position 0 of a replicated axis), as f32. The host then
-    gathers along `index_dim` (result coordinate i reads coordinate
+    logical position 0 of a replicated axis), as f32. The host then reads
+    it as `view` when given (a row-major reshape), gathers along
+    `index_dim` (result coordinate i reads coordinate
     `index_map[i]`: a KV cache's positions out of its slots), permutes the
     dimensions (`permutation`) and gives the result its shape (the same
     elements in order: unit dimensions may differ).
@@ -59,8 +68,13 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
   let arguments = (ins Mesh_DistTensor:$source,
                        OptionalAttr<DenseI64ArrayAttr>:$permutation,
                        OptionalAttr<I64Attr>:$index_dim,
-                       OptionalAttr<DenseI64ArrayAttr>:$index_map);
+                       OptionalAttr<DenseI64ArrayAttr>:$index_map,
+                       OptionalAttr<DenseI64ArrayAttr>:$view);
   let results = (outs Mesh_HostTensor:$result);
+  let builders = [OpBuilder<(ins "mlir::Type":$type, "mlir::Value":$source), [{
+    build($_builder, $_state, type, source, nullptr, nullptr, nullptr,
+          nullptr);
+  }]>];
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }

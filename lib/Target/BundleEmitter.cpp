@@ -87,6 +87,8 @@ public:
         tensor.indexMap.assign(input.getIndexMap()->begin(),
                                input.getIndexMap()->end());
       }
+      if (auto view = input.getView())
+        tensor.view.assign(view->begin(), view->end());
       // The embedding table stays on the host (it places the rows the ids
       // select), so it is no weight of the cores.
       tensor.weight = (input.getWeightFile() || input.getValue()) &&
@@ -128,6 +130,8 @@ public:
         result.outputs.back().indexMap.assign(output.getIndexMap()->begin(),
                                               output.getIndexMap()->end());
       }
+      if (auto view = output.getView())
+        result.outputs.back().view.assign(view->begin(), view->end());
     }
     return result;
   }

@@ -59,15 +59,17 @@ std::string ProgramLowering::allreduce(
   AllreduceUse use = *getAllreduceUse(op, grid);
   mesh::AllreduceAttr attr = use.allreduce;
   // The reduction runs along columns (ly, H), or along rows (lx, W).
-  std::string pos = use.alongX ? "lx" : "ly", extent = use.alongX ? "W" : "H";
-  int64_t reduced = use.alongX ? w : h;
+  bool alongX = use.messageAlongX(message);
+  rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
+  std::string pos = alongX ? "lx" : "ly", extent = alongX ? "W" : "H";
+  int64_t reduced = alongX ? w : h;
   std::string algorithm =
       mesh::stringifyAllreduceAlgorithm(attr.getAlgorithm()).str();
   if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
     algorithm += std::to_string(attr.getK());
   if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ring) {
     if (reduced > 1)
-      ringAllreduce(loc, sum, channels.get(ChannelRole::Ring),
+      ringAllreduce(loc, sum, channels.get(ChannelRole::Ring, 0, axis),
                     scratch.get(BufferRole::Passing, message),
                     scratch.get(BufferRole::Arriving, message), reduced,
                     combine);
@@ -79,12 +81,12 @@ std::string ProgramLowering::allreduce(
   FlatSymbolRefAttr partial = scratch.get(BufferRole::Partial, message);
   if (use.relayed) {
     relayedTree(loc, levels, pos, reduced, sum, partial,
-                channels.get(ChannelRole::HopIn),
-                channels.get(ChannelRole::HopOut), combine);
+                channels.get(ChannelRole::HopIn, 0, axis),
+                channels.get(ChannelRole::HopOut, 0, axis), combine);
     return algorithm + "-relayed";
   }
   for (auto [i, level] : llvm::enumerate(levels)) {
-    FlatSymbolRefAttr channel = channels.get(ChannelRole::TreeLevel, i);
+    FlatSymbolRefAttr channel = channels.get(ChannelRole::TreeLevel, i, axis);
     std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
     std::string position =
         llvm::formatv("({0} / {1}) % {2}", pos, level.stride, level.groupSize);
@@ -101,7 +103,7 @@ std::string ProgramLowering::allreduce(
     when(loc, llvm::formatv("{0} && {1} > 0", member, position),
          [&] { instructions.create<core::SendOp>(loc, sum, channel); });
   }
-  FlatSymbolRefAttr broadcast = channels.get(ChannelRole::Broadcast);
+  FlatSymbolRefAttr broadcast = channels.get(ChannelRole::Broadcast, 0, axis);
   when(loc, pos + " == 0",
        [&] { instructions.create<core::SendOp>(loc, sum, broadcast); });
   when(loc, pos + " != 0",

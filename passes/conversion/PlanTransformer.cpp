@@ -89,8 +89,7 @@ Value Planner::placeHeadWeight(Location loc, Value weight, bool transposed,
   Value source = builder.create<tfm::ReshapeOp>(
       loc, RankedTensorType::get(view, weightType.getElementType()), weight);
   auto distribute = builder.create<mesh::DistributeOp>(
-      loc, RankedTensorType::get(shape, elementType, layout), source, nullptr,
-      nullptr, nullptr, nullptr);
+      loc, RankedTensorType::get(shape, elementType, layout), source);
   if (!permutation.empty())
     distribute.setPermutation(permutation);
   return distribute.getResult();
@@ -385,7 +384,7 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
     placement[slot] = int64_t(position);
   auto cache = builder.create<mesh::DistributeOp>(
-      op.getLoc(), cacheType, past, nullptr, nullptr, nullptr, nullptr);
+      op.getLoc(), cacheType, past);
   cache.setIndexDim(2);
   cache.setIndexMap(placement);
   auto append = builder.create<mesh::KvAppendOp>(

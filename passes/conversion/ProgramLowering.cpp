@@ -172,7 +172,8 @@ FailureOr<OpChannels> ProgramLowering::channelsFor(Operation *op) {
                          "(run mesh-allocate-routes first)");
   OpChannels result;
   for (auto [family, base] : llvm::zip(families, colors.asArrayRef()))
-    result.add({family.role, family.level}, channelFor(family, base));
+    result.add({family.role, family.level, family.axis},
+               channelFor(family, base));
   return result;
 }
 
@@ -279,7 +280,7 @@ LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
       TypeAttr::get(op.getResult().getType()),
       bindings.getDenseI64ArrayAttr(sourceType.getShape()),
       op.getPermutationAttr(), nullptr, nullptr, nullptr, op.getIndexDimAttr(),
-      op.getIndexMapAttr());
+      op.getIndexMapAttr(), op.getViewAttr());
   auto argumentName = [&](BlockArgument arg) {
     auto name =
         main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
@@ -345,11 +346,11 @@ LogicalResult ProgramLowering::lower(func::ReturnOp op) {
         op.getLoc(), *buffer, bindings.getStringAttr(name),
         TypeAttr::get(sourceType),
         shape == sourceType.getShape() && !collect.getPermutation() &&
-                !collect.getIndexDim()
+                !collect.getIndexDim() && !collect.getView()
             ? nullptr
             : bindings.getDenseI64ArrayAttr(shape),
         collect.getPermutationAttr(), collect.getIndexDimAttr(),
-        collect.getIndexMapAttr());
+        collect.getIndexMapAttr(), collect.getViewAttr());
   }
   return success();
 }

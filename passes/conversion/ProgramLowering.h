@@ -78,19 +78,19 @@ public:
   struct Key {
     Role role;
     unsigned index = 0;
-    bool operator==(const Key &other) const {
-      return role == other.role && index == other.index;
-    }
+    /// The grid axis of a channel (an allreduce may run along both).
+    rt::Axis axis = rt::Axis::None;
   };
   void add(Key key, FlatSymbolRefAttr symbol) {
     entries.push_back({key, symbol});
   }
   /// The symbol of `role`, or null when the op has none (a ring of one
-  /// core, say).
-  FlatSymbolRefAttr get(Role role, unsigned index = 0) const {
-    Key key{role, index};
+  /// core, say); on `axis` when it is not None.
+  FlatSymbolRefAttr get(Role role, unsigned index = 0,
+                        rt::Axis axis = rt::Axis::None) const {
     for (const auto &[entry, symbol] : entries)
-      if (entry == key)
+      if (entry.role == role && entry.index == index &&
+          (axis == rt::Axis::None || entry.axis == axis))
         return symbol;
     return nullptr;
   }

@@ -131,7 +131,7 @@ FailureOr<Value> Planner::materialize(Operation *user, Value v,
       source = transpose.getInput();
     }
     auto distribute = builder.create<mesh::DistributeOp>(
-        user->getLoc(), type, source, nullptr, nullptr, nullptr, nullptr);
+        user->getLoc(), type, source);
     if (!permutation.empty())
       distribute.setPermutation(permutation);
     return distribute.getResult();
@@ -286,8 +286,7 @@ LogicalResult Planner::planReturn(func::ReturnOp op) {
     if (isHostValue(v))
       continue;
     auto collect = builder.create<mesh::CollectOp>(op.getLoc(), v.getType(),
-                                                   plannedValues.lookup(v),
-                                                   nullptr, nullptr, nullptr);
+                                                   plannedValues.lookup(v));
     // Prefill keys and values are planned positions first; the graph
     // returns them heads first.
     if (headsFirst.contains(v))

@@ -100,7 +100,7 @@ struct MeshRelayoutPhasesPass
         RankedTensorType::get({1, heads, cache.past, dim},
                               builder.getF32Type()),
         handoff.getResult(), nullptr, builder.getI64IntegerAttr(2),
-        builder.getDenseI64ArrayAttr(cache.pastSlots()));
+        builder.getDenseI64ArrayAttr(cache.pastSlots()), nullptr);
     return readBack.getResult();
   }
 };

@@ -75,6 +75,10 @@ StringRef opcodeName(Opcode op) {
     return "regrid";
   case Opcode::FlashStep:
     return "flash_step";
+  case Opcode::LaneScores:
+    return "lane_scores";
+  case Opcode::LaneValues:
+    return "lane_values";
   }
   return "unknown";
 }
@@ -181,7 +185,8 @@ private:
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
           b.CreateVector(t.data), b.CreateString(t.gatherIds),
-          int32_t(t.indexDim), b.CreateVector(t.indexMap), t.weight));
+          int32_t(t.indexDim), b.CreateVector(t.indexMap), t.weight,
+          b.CreateVector(t.view)));
     }
     return b.CreateVector(out);
   }
@@ -323,7 +328,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::FlashStep))
+      if (uint8_t(in->op()) > uint8_t(Opcode::LaneValues))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());
@@ -374,6 +379,7 @@ private:
       t.indexDim = in->index_dim();
       t.indexMap = vec(in->index_map());
       t.weight = in->weight();
+      t.view = vec(in->view());
       out.push_back(std::move(t));
     }
     return Error::success();

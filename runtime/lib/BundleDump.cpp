@@ -174,6 +174,8 @@ private:
         os << "/" << ld.blocks;
     }
     os << "]";
+    if (!t.view.empty())
+      os << " view " << listText(t.view);
     if (kind == "input") {
       os << " source " << listText(t.sourceShape) << " permutation "
          << listText(t.permutation);

@@ -325,15 +325,18 @@ private:
         (elems(in.bufs[0]) % (*extents)[0] != 0 ||
          elems(in.bufs[1]) % (*extents)[1] != 0))
       return err("regrid buffers must hold whole slots of rows x width");
-    if (in.op == Opcode::AttnScores || in.op == Opcode::Regrid ||
-        in.op == Opcode::FlashStep)
+    bool twoExpressions = in.op == Opcode::Regrid ||
+                          in.op == Opcode::FlashStep ||
+                          in.op == Opcode::LaneScores;
+    if (twoExpressions || in.op == Opcode::AttnScores ||
+        in.op == Opcode::LaneValues)
       if (Expected<Expr> e = Expr::parse(in.expr); !e)
         return e.takeError();
-    if (in.op == Opcode::Regrid || in.op == Opcode::FlashStep)
+    if (twoExpressions)
       if (Expected<Expr> e = Expr::parse(in.expr2); !e)
         return e.takeError();
-    if ((in.op == Opcode::AttnScores || in.op == Opcode::AttnValues ||
-         in.op == Opcode::FlashStep || in.op == Opcode::Regrid) &&
+    if ((rowKernelOperands(in.op) == 3 || in.op == Opcode::FlashStep ||
+         in.op == Opcode::Regrid) &&
         llvm::is_contained(ArrayRef(in.bufs).drop_front(), in.bufs[0]))
       return err("the output must not alias an operand");
     return Error::success();
@@ -377,25 +380,36 @@ private:
       return fail(formatv("needs {0} elements per core, buffer '{1}' has {2}",
                           need, p.buffers[t.buffer].name,
                           p.buffers[t.buffer].elements));
+    if (!t.view.empty()) {
+      int64_t viewed = 1;
+      for (int64_t d : t.view)
+        if (d < 0 || !fits(viewed, d, kMaxSize))
+          return fail("view too large");
+        else
+          viewed *= d;
+      if (viewed != placed)
+        return fail("view does not hold the placed tensor's elements");
+    }
+    const std::vector<int64_t> &shape = t.viewShape();
     if (!isInput) {
       if (!t.permutation.empty()) {
         std::vector<int64_t> sorted = t.permutation;
         llvm::sort(sorted);
         for (size_t i = 0; i < sorted.size(); ++i)
-          if (sorted.size() != t.shape.size() || sorted[i] != int64_t(i))
+          if (sorted.size() != shape.size() || sorted[i] != int64_t(i))
             return fail("permutation is not a permutation of the "
                         "dimensions");
       }
       int64_t elements = 1, returned = 1;
-      for (int64_t d : t.shape)
+      for (int64_t d : shape)
         elements *= d;
       if (t.indexDim >= 0) {
-        if (t.indexDim >= int64_t(t.shape.size()))
+        if (t.indexDim >= int64_t(shape.size()))
           return fail("index map dimension out of range");
         for (int64_t index : t.indexMap)
-          if (index < 0 || index >= t.shape[t.indexDim])
+          if (index < 0 || index >= shape[t.indexDim])
             return fail("index map entry outside the tensor");
-        elements = elements / std::max<int64_t>(t.shape[t.indexDim], 1) *
+        elements = elements / std::max<int64_t>(shape[t.indexDim], 1) *
                    int64_t(t.indexMap.size());
       }
       for (int64_t d : t.sourceShape)
@@ -419,12 +433,12 @@ private:
         return fail("permutation is not a permutation of the source "
                     "dimensions");
     }
-    if (srcRank > t.shape.size())
+    if (srcRank > shape.size())
       return fail("source has more dimensions than the placed tensor");
-    size_t lead = t.shape.size() - srcRank;
+    size_t lead = shape.size() - srcRank;
     bool mapped = t.indexDim >= 0;
     if (mapped && (lead != 0 || t.indexDim >= int64_t(srcRank) ||
-                   int64_t(t.indexMap.size()) != t.shape[t.indexDim]))
+                   int64_t(t.indexMap.size()) != shape[t.indexDim]))
       return fail("index map does not fit the placed tensor");
     int64_t count = 1;
     for (size_t j = 0; j < srcRank; ++j) {
@@ -433,7 +447,7 @@ private:
         for (int64_t index : t.indexMap)
           if (index < -1 || index >= dim)
             return fail("index map entry outside the source");
-      } else if (dim < 0 || (dim != 1 && dim != t.shape[lead + j])) {
+      } else if (dim < 0 || (dim != 1 && dim != shape[lead + j])) {
         return fail("source does not broadcast to the placed shape");
       }
       count *= t.sourceShape[j];

@@ -118,7 +118,8 @@ void forEachLocalElement(
 }
 
 int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
-  const std::vector<int64_t> &shape = tensor.shape;
+  // The placed tensor is the row-major reshape of the view.
+  const std::vector<int64_t> &shape = tensor.viewShape();
   const std::vector<int64_t> &src = tensor.sourceShape;
   size_t rank = shape.size(), srcRank = src.size();
   // Coordinates of the placed element, last dimension first.

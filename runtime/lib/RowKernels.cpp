@@ -118,6 +118,48 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
       }
     break;
   }
+  case Opcode::LaneScores: {
+    int64_t heads = r.outElements / (g * k);
+    float scale = float(r.scalar);
+    for (int64_t q = 0; q < heads * g; ++q)
+      for (int64_t key = 0; key < k; ++key)
+        out[q * k + key] =
+            key < r.expr ? 0.0f : -std::numeric_limits<float>::infinity();
+    int64_t valid = std::clamp<int64_t>(r.expr, 0, k);
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t head = (r.expr2 + j) / n;
+      if (head < 0 || head >= heads)
+        continue;
+      const float *keys = r.b + j * k * 2;
+      for (int64_t q = 0; q < g; ++q) {
+        const float *query = r.a + (j * g + q) * 2;
+        float *scores = out + (head * g + q) * k;
+        for (int64_t key = 0; key < valid; ++key)
+          scores[key] += scale * (query[0] * keys[key * 2] +
+                                  query[1] * keys[key * 2 + 1]);
+      }
+    }
+    break;
+  }
+  case Opcode::LaneValues: {
+    int64_t heads = r.aElements / (g * k);
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t head = (r.expr + j) / n;
+      const float *values = r.b + j * k * 2;
+      for (int64_t q = 0; q < g; ++q) {
+        float *acc = out + (j * g + q) * 2;
+        acc[0] = acc[1] = 0.0f;
+        if (head < 0 || head >= heads)
+          continue;
+        const float *p = r.a + (head * g + q) * k;
+        for (int64_t key = 0; key < k; ++key) {
+          acc[0] += p[key] * values[key * 2];
+          acc[1] += p[key] * values[key * 2 + 1];
+        }
+      }
+    }
+    break;
+  }
   case Opcode::DivRows: {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)

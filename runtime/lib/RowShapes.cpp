@@ -15,6 +15,8 @@ int rowKernelOperands(Opcode op) {
     return 2;
   case Opcode::AttnScores:
   case Opcode::AttnValues:
+  case Opcode::LaneScores:
+  case Opcode::LaneValues:
     return 3;
   case Opcode::RmsScale:
   case Opcode::Rope:
@@ -80,6 +82,17 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
     extents = {product({m, k, g, n}), product({2, m, k, g}),
                product({m, k, g, n}), product({2, m, k, n})};
     break;
+  // At least one head's scores; the head count follows from the buffer.
+  case Opcode::LaneScores:
+    if (n < 1)
+      return fail("a KV head needs at least one lane");
+    extents = {product({g, k}), product({m, g, 2}), product({m, k, 2})};
+    break;
+  case Opcode::LaneValues:
+    if (n < 1)
+      return fail("a KV head needs at least one lane");
+    extents = {product({m, g, 2}), product({g, k}), product({m, k, 2})};
+    break;
   default:
     return fail("not a row instruction");
   }
@@ -118,6 +131,10 @@ RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
     int64_t queries = m * k * g;
     return {queries * n, 2 * queries * m * n};
   }
+  case Opcode::LaneScores:
+    return {r.outElements / (g * k) * g * k, 2 * m * g * k};
+  case Opcode::LaneValues:
+    return {m * g * 2, 2 * m * g * k};
   default:
     return {};
   }

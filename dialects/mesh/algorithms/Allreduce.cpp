@@ -14,13 +14,14 @@ using namespace wafer;
 using namespace wafer::mesh;
 using namespace wafer::mesh::plans;
 
-std::vector<ChannelFamily> plans::allreduceFamilies(const AllreduceUse &use,
-                                                    GridAttr grid,
-                                                    bool interleave) {
+/// The families of `use`'s allreduces along one axis.
+static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
+                                                bool alongX, GridAttr grid,
+                                                bool interleave) {
   AllreduceAttr allreduce = use.allreduce;
-  rt::Axis axis = use.alongX ? rt::Axis::X : rt::Axis::Y;
-  int64_t n = use.alongX ? grid.getWidth() : grid.getHeight();
-  std::string axisName = use.alongX ? "x" : "y";
+  rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
+  int64_t n = alongX ? grid.getWidth() : grid.getHeight();
+  std::string axisName = alongX ? "x" : "y";
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
     return {ringFamily(ChannelRole::Ring, axis, grid, interleave)};
   if (use.relayed)
@@ -33,7 +34,7 @@ std::vector<ChannelFamily> plans::allreduceFamilies(const AllreduceUse &use,
   std::string prefix = allreduce.getAlgorithm() == AllreduceAlgorithm::pipeline
                            ? std::string("pipeline")
                            : "ktree" + std::to_string(allreduce.getK());
-  if (use.alongX)
+  if (alongX)
     prefix += "_x";
   std::vector<ChannelFamily> families;
   for (auto [i, level] :
@@ -48,14 +49,28 @@ std::vector<ChannelFamily> plans::allreduceFamilies(const AllreduceUse &use,
   return families;
 }
 
+std::vector<ChannelFamily> plans::allreduceFamilies(const AllreduceUse &use,
+                                                    GridAttr grid,
+                                                    bool interleave) {
+  std::vector<ChannelFamily> families =
+      familiesAlong(use, use.alongX, grid, interleave);
+  if (!use.crossMessages.empty()) {
+    std::vector<ChannelFamily> cross =
+        familiesAlong(use, !use.alongX, grid, interleave);
+    families.insert(families.end(), cross.begin(), cross.end());
+  }
+  return families;
+}
+
 void plans::addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
                                 std::vector<ScratchBuffer> &scratch) {
-  int64_t reduced = use.alongX ? grid.getWidth() : grid.getHeight();
   bool ring = use.allreduce.getAlgorithm() == AllreduceAlgorithm::ring;
-  bool tree =
-      !ring && !rt::ktreeLevels(reduced, use.allreduce.getTreeK()).empty();
   for (auto [i, elements] : llvm::enumerate(use.messageElements)) {
     unsigned message = unsigned(i);
+    int64_t reduced =
+        use.messageAlongX(message) ? grid.getWidth() : grid.getHeight();
+    bool tree =
+        !ring && !rt::ktreeLevels(reduced, use.allreduce.getTreeK()).empty();
     if (ring && reduced > 1) {
       scratch.push_back({BufferRole::Passing, message, elements});
       scratch.push_back({BufferRole::Arriving, message, elements});

@@ -78,7 +78,8 @@ int64_t plans::ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
 int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
                                GridAttr grid, const rt::TimingModel &timing,
                                bool interleave, rt::DType dtype) {
-  int64_t n = use.alongX ? grid.getWidth() : grid.getHeight();
+  int64_t n =
+      use.messageAlongX(message) ? grid.getWidth() : grid.getHeight();
   int64_t values = use.messageElements[message];
   if (n <= 1)
     return 0;

@@ -329,7 +329,9 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     break;
   case Step::AttnScores:
   case Step::Regrid:
-  case Step::FlashStep: {
+  case Step::FlashStep:
+  case Step::LaneScores:
+  case Step::LaneValues: {
     Expected<int64_t> first = evaluate(op.expr);
     if (!first)
       return fail(toString(first.takeError()));

@@ -92,7 +92,7 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
     // The source index of every placed element, shared by all replicas.
     // Placed as the source is: no transpose, broadcast or gather.
     bool direct = in.permutation.empty() && in.indexDim < 0 &&
-                  in.shape == in.sourceShape;
+                  in.view.empty() && in.shape == in.sourceShape;
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
       forEachLocalRun(
@@ -143,6 +143,8 @@ NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
                                 a.data[global] = src[local];
                             });
       }
+    // The view is a row-major reshape: only the shape changes.
+    a.shape = out.viewShape();
     if (out.indexDim >= 0) {
       // Host-side gather along one dimension.
       NDArray gathered;

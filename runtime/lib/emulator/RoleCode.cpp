@@ -50,6 +50,10 @@ static Step stepOf(Opcode opcode) {
     return Step::Regrid;
   case Opcode::FlashStep:
     return Step::FlashStep;
+  case Opcode::LaneScores:
+    return Step::LaneScores;
+  case Opcode::LaneValues:
+    return Step::LaneValues;
   case Opcode::Copy:
     return Step::Copy;
   case Opcode::Repeat:
@@ -64,11 +68,13 @@ static Step stepOf(Opcode opcode) {
 static int expressionCount(Opcode opcode) {
   switch (opcode) {
   case Opcode::AttnScores:
+  case Opcode::LaneValues:
   case Opcode::Repeat:
   case Opcode::When:
     return 1;
   case Opcode::Regrid:
   case Opcode::FlashStep:
+  case Opcode::LaneScores:
   case Opcode::Copy:
     return 2;
   default:

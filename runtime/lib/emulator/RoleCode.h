@@ -37,6 +37,8 @@ enum class Step : uint8_t {
   DivRows,
   Regrid,
   FlashStep,
+  LaneScores,
+  LaneValues,
   LoopBegin,
   LoopEnd,
   Branch,

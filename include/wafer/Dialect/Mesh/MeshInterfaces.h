@@ -12,6 +12,7 @@
 #include "wafer/Runtime/TimingModel.h"
 
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <optional>
 #include <string>
@@ -90,6 +91,13 @@ struct AllreduceUse {
   bool relayed = false;
   /// Elements per core of each allreduce the op runs, in order.
   std::vector<int64_t> messageElements;
+  /// The messages combined along the other axis (decode attention's lane
+  /// scores, summed over a row of cores before the softmax along y).
+  std::vector<unsigned> crossMessages;
+
+  bool messageAlongX(unsigned message) const {
+    return llvm::is_contained(crossMessages, message) ? !alongX : alongX;
+  }
 };
 
 /// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]

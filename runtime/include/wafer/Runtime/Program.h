@@ -181,6 +181,20 @@ enum class Opcode : uint8_t {
   /// output.
   /// Keys after a query's position are masked.
   FlashStep = 24,
+  /// bufs {s, q, keys}, m lanes (pairs of a KV head's dimensions), groups
+  /// query heads per kv head, k keys, n lanes per KV head, scalar scale,
+  /// expr valid keys, expr2 the global index of the first lane: one core's
+  /// share of decode attention's scores when the head dimension is split
+  /// along x. q is [m, groups, 2], keys [m, k, 2] and s [heads, groups, k]
+  /// (heads from s's size): s[h, g, r] = scale * sum over the local lanes
+  /// j of head (expr2 + j) / n of q[j, g, :] . keys[j, r, :] for r < valid
+  /// (0 when no local lane is of head h), -inf for the others.
+  LaneScores = 25,
+  /// bufs {out, p, values}, m lanes, groups, k keys, n lanes per KV head,
+  /// expr the global index of the first lane: out[j, g, :] = sum_r
+  /// p[h, g, r] values[j, r, :] with h = (expr + j) / n (0 beyond p's
+  /// heads); p [heads, groups, k], values [m, k, 2], out [m, groups, 2].
+  LaneValues = 26,
 };
 
 /// What a Reduce instruction computes per row (Instr::k).
@@ -258,6 +272,14 @@ struct HostTensor {
   /// before `permutation` and the reshape to `sourceShape`.
   int64_t indexDim = -1;
   std::vector<int64_t> indexMap;
+  /// The shape `permutation`, `indexDim` and broadcasting refer to, when it
+  /// is not `shape` (empty): the placed tensor is the row-major reshape of
+  /// this view (attention lanes merge a KV head with its dimension after
+  /// permuting them).
+  std::vector<int64_t> view;
+  const std::vector<int64_t> &viewShape() const {
+    return view.empty() ? shape : view;
+  }
   /// Inputs only: a weight or constant the program brings (from the
   /// model, not the user), also when its data was omitted (timing mode).
   bool weight = false;
