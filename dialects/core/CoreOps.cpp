@@ -216,17 +216,30 @@ LogicalResult InputOp::verify() {
                          "elements");
     placed = *view;
   }
+  ArrayRef<int64_t> source = getSourceShape();
+  if (std::optional<ArrayRef<int64_t>> view = getSourceView()) {
+    if (wafer::checkedElementCount(*view) != wafer::checkedElementCount(source))
+      return emitOpError("source_view must have the source's number of "
+                         "elements");
+    source = *view;
+  }
   if (getIndexDim() &&
-      (getSourceShape().size() != placed.size() ||
-       int64_t(*getIndexDim()) < 0 ||
-       int64_t(*getIndexDim()) >= int64_t(getSourceShape().size()) ||
+      (source.size() != placed.size() || int64_t(*getIndexDim()) < 0 ||
+       int64_t(*getIndexDim()) >= int64_t(source.size()) ||
        int64_t(getIndexMap()->size()) != placed[*getIndexDim()]))
     return emitOpError("index_map does not fit the placed tensor");
-  if (getIndexDim())
+  if (getIndexDim()) {
+    // The index dimension is the permuted source's.
+    int64_t d = *getIndexDim();
+    if (std::optional<ArrayRef<int64_t>> perm = getPermutation())
+      d = d < int64_t(perm->size()) ? (*perm)[d] : -1;
+    if (d < 0 || d >= int64_t(source.size()))
+      return emitOpError("permutation does not fit the source");
     for (int64_t index : ArrayRef<int64_t>(*getIndexMap()))
-      if (index < -1 || index >= getSourceShape()[*getIndexDim()])
+      if (index < -1 || index >= source[d])
         return emitOpError("index_map entry ")
                << index << " is outside the source";
+  }
   if (getValue()) {
     auto valueType = cast<ShapedType>(getValue()->getType());
     if (valueType.getShape() != getSourceShape())

@@ -144,7 +144,9 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
     coordinate j along that dimension reads source coordinate
     `index_map[j]` (-1: zero), as in mesh.distribute. With `view` the
     permutation, broadcast and index map refer to that shape, of which the
-    placed tensor is the row-major reshape.
+    placed tensor is the row-major reshape; with `source_view` they permute
+    that row-major reshape of the source (which the user supplies as
+    `source_shape`).
 
     ```mlir
     core.input @b {name = "w", weight_file = "m.onnx",
@@ -160,7 +162,8 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
                        OptionalAttr<StrAttr>:$gather_ids,
                        OptionalAttr<I64Attr>:$index_dim,
                        OptionalAttr<DenseI64ArrayAttr>:$index_map,
-                       OptionalAttr<DenseI64ArrayAttr>:$view);
+                       OptionalAttr<DenseI64ArrayAttr>:$view,
+                       OptionalAttr<DenseI64ArrayAttr>:$source_view);
   let assemblyFormat = "$buffer attr-dict";
   let hasVerifier = 1;
 }

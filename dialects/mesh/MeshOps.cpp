@@ -546,6 +546,13 @@ LogicalResult KvHandoffOp::verify() {
 
 bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
 
+int64_t AttentionOp::scoresPerKey(GridAttr grid) {
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
+  if (std::optional<uint64_t> lanes = getLanesPerHead())
+    return q[1] / int64_t(*lanes) * (q[2] / k[3]);
+  return localElements(getQuery(), grid) / k[3];
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
@@ -553,6 +560,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("result must have the query's type");
   if (getKey().getType() != getValue().getType())
     return emitOpError("key and value must have one type");
+  if (getLanesPerHead() && !isDecode())
+    return emitOpError("only decode attention splits heads into lanes");
   if (!isDecode()) {
     if (getAllreduce())
       return emitOpError("prefill attention takes no allreduce");
@@ -586,6 +595,9 @@ LogicalResult AttentionOp::verify() {
   if (q[1] != k[1] || k[3] < 1 || q[2] % k[3] != 0)
     return emitOpError("query must be [1, KVH, G * D] for caches "
                        "[1, KVH, L, D]");
+  if (std::optional<uint64_t> lanes = getLanesPerHead();
+      lanes && (k[3] != 2 || *lanes < 1 || q[1] % int64_t(*lanes) != 0))
+    return emitOpError("lanes need caches [1, KVH * lanes_per_head, L, 2]");
   if (int64_t(getLength()) < 1 || int64_t(getLength()) > k[2])
     return emitOpError("length ")
            << int64_t(getLength()) << " is outside the cache of " << k[2]

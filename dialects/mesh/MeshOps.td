@@ -387,6 +387,15 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     are combined along y with the `allreduce` (`colors`, `relayed` as in
     mesh.gemv), and the result is q's layout.
 
+    Decode with `lanes_per_head = D / 2` (grids wider than KVH): the heads
+    are split into **lanes**, pairs of one KV head's dimensions, so every
+    column holds some (section 4.2's split of Q x K^T along X). q is
+    `[1, KVH * D / 2, G * 2]` and the caches `[1, KVH * D / 2, L, 2]`,
+    lanes along x. Each core scores its keys over its lanes
+    (`lane_scores`), the partial scores of all H = KVH x G query heads are
+    summed along x, the softmax runs along y as above, and each core
+    weighs the values of its lanes (`lane_values`), summed along y.
+
     Prefill (L queries, section 4.1): q is `[L, KVH, G * D]`, k and v are
     `[L, KVH, D]`, all `[y:H, x:W, *]`. Q x K^T is a GEMM-T without a
     transpose: the key and value tiles shift around the y ring (H steps,
@@ -407,7 +416,8 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
                        Mesh_DistTensor:$value, F64Attr:$scale,
                        I64Attr:$length, OptionalAttr<Mesh_AllreduceAttr>:$allreduce,
                        OptionalAttr<DenseI32ArrayAttr>:$colors,
-                       UnitAttr:$relayed);
+                       UnitAttr:$relayed,
+                       OptionalAttr<I64Attr>:$lanes_per_head);
   let results = (outs Mesh_DistTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
@@ -416,6 +426,9 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
   let extraClassDeclaration = [{
     /// True for the decode form (one query against KV caches).
     bool isDecode();
+    /// Decode: the scores a core keeps per key position (its query heads;
+    /// with lanes, every query head).
+    int64_t scoresPerKey(GridAttr grid);
   }];
 }
 

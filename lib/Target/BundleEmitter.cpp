@@ -89,6 +89,8 @@ public:
       }
       if (auto view = input.getView())
         tensor.view.assign(view->begin(), view->end());
+      if (auto view = input.getSourceView())
+        tensor.sourceView.assign(view->begin(), view->end());
       // The embedding table stays on the host (it places the rows the ids
       // select), so it is no weight of the cores.
       tensor.weight = (input.getWeightFile() || input.getValue()) &&

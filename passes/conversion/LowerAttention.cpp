@@ -72,9 +72,56 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
   return success();
 }
 
+/// Decode attention over lanes: partial scores of every query head from
+/// this core's lanes, summed along x; the softmax along y; the normalised
+/// scores weigh this core's value lanes, summed along y.
+LogicalResult ProgramLowering::lowerLaneAttention(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
+    return failure();
+  const AttentionBuffers &a = *buffers;
+  int64_t perRow = ceilDiv(op.getKey().getType().getDimSize(2), h);
+  int64_t lanes = localElements(op.getKey(), grid) / (perRow * 2);
+  int64_t group = op.getQuery().getType().getDimSize(2) / 2;
+  int64_t lanesPerHead = int64_t(*op.getLanesPerHead());
+  int64_t heads = op.scoresPerKey(grid);
+  KvCacheLayout keys =
+      getKvCacheLayout(op.getKey().getDefiningOp<mesh::KvAppendOp>());
+  FlatSymbolRefAttr scores = a.scratch.get(BufferRole::Scores),
+                    max = a.scratch.get(BufferRole::Max),
+                    sum = a.scratch.get(BufferRole::Sum);
+  // Lane blocks are numbered by logical x position.
+  std::string firstLane = llvm::formatv("lx * {0}", lanes).str();
+  auto scoring = rows(loc, core::RowKernel::lane_scores, {scores, a.q, a.k},
+                      lanes, lanesPerHead, perRow, group);
+  scoring.setScalar(op.getScale());
+  scoring.setValid(keys.countAfterExpr());
+  scoring.setPosition(firstLane);
+  allreduce(loc, op, a.channels, a.scratch, scores, 0,
+            core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::reduce_max, {max, scores}, heads, perRow);
+  std::string algorithm = allreduce(loc, op, a.channels, a.scratch, max, 1,
+                                    core::ElementwiseKind::max);
+  rows(loc, core::RowKernel::softmax_exp, {scores, max}, heads, perRow);
+  rows(loc, core::RowKernel::reduce_sum, {sum, scores}, heads, perRow);
+  allreduce(loc, op, a.channels, a.scratch, sum, 2, core::ElementwiseKind::add);
+  rows(loc, core::RowKernel::div_rows, {scores, sum}, heads, perRow);
+  rows(loc, core::RowKernel::lane_values, {a.out, scores, a.v}, lanes,
+       lanesPerHead, perRow, group)
+      .setValid(firstLane);
+  allreduce(loc, op, a.channels, a.scratch, a.out, 3,
+            core::ElementwiseKind::add);
+  instructions.create<core::MarkOp>(
+      loc, recordOp(op, "attention", algorithm + "-lanes"));
+  return success();
+}
+
 LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
   if (!op.isDecode())
     return lowerPrefillAttention(op);
+  if (op.getLanesPerHead())
+    return lowerLaneAttention(op);
   Location loc = op.getLoc();
   FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
   if (failed(buffers))

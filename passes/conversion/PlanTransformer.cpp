@@ -42,9 +42,13 @@ static Operation *projectionBehind(Value v) {
 void Planner::findHeadProjections() {
   func.walk([&](tfm::AttentionOp attention) {
     int64_t kvHeads = attention.getNumKvHeads();
+    std::optional<LaneForm> lanes = laneFormOf(attention);
     for (Value operand : attention->getOperands())
-      if (Operation *projection = projectionBehind(operand))
+      if (Operation *projection = projectionBehind(operand)) {
         headProjections[projection] = kvHeads;
+        if (lanes)
+          laneProjections[projection] = *lanes;
+      }
   });
 }
 
@@ -105,6 +109,10 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
   if (failed(sizes))
     return failure();
   auto [k, n] = *sizes;
+  if (laneProjections.count(op) ||
+      (isHeadForm(lhsValue) &&
+       laneValues.count(plannedValues.lookup(lhsValue))))
+    return planLaneGemv(op, lhsValue, weight, transposeWeight);
   int64_t h = grid.getHeight(), w = grid.getWidth();
   Location loc = op->getLoc();
   Value lhs, rhs;
@@ -221,6 +229,11 @@ LogicalResult Planner::planView(Operation *op) {
         cast<RankedTensorType>(plannedValues.lookup(input).getType())
             .getShape();
     int64_t width = heads[1] * heads[2];
+    // Lanes hold a share of every KV head: splits count whole KV heads.
+    int64_t kvHeads = heads[1];
+    if (auto lanes = laneValues.find(plannedValues.lookup(input));
+        lanes != laneValues.end())
+      kvHeads = lanes->second.kvHeads;
     ArrayRef<int64_t> result =
         cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     bool allowed = false;
@@ -230,7 +243,7 @@ LogicalResult Planner::planView(Operation *op) {
       allowed = result.back() == width ||
                 (result.size() >= 2 &&
                  result[result.size() - 2] * result.back() == width &&
-                 result[result.size() - 2] % heads[1] == 0);
+                 result[result.size() - 2] % kvHeads == 0);
     if (!allowed)
       return op->emitError("convert-tfm-to-mesh: ")
              << op->getName()
@@ -318,6 +331,8 @@ LogicalResult Planner::planRope(tfm::RopeOp op) {
     return op.emitError("convert-tfm-to-mesh: rope is planned only on "
                         "attention heads");
   Value input = plannedValues.lookup(op.getInput());
+  if (auto lanes = laneValues.find(input); lanes != laneValues.end())
+    return planLaneRope(op, lanes->second);
   auto inputType = cast<RankedTensorType>(input.getType());
   auto cosType = cast<RankedTensorType>(op.getCos().getType());
   int64_t dim = cosType.getShape().back(), rowCount = inputType.getDimSize(0);
@@ -366,6 +381,9 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
     return op.emitError("convert-tfm-to-mesh: concat is planned only as the "
                         "KV cache append of a decode step (past input, new "
                         "heads, along positions)");
+  if (auto lanes = laneValues.find(plannedValues.lookup(op.getInputs()[1]));
+      lanes != laneValues.end())
+    return planLaneConcat(op, lanes->second);
   int64_t h = grid.getHeight(), w = grid.getWidth();
   Value past = op.getInputs()[0];
   // Room for this step's token, appended to the bottom row:
@@ -417,7 +435,7 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
         op.getLoc(), q.getType(), q, plannedValues.lookup(op.getKey()),
         plannedValues.lookup(op.getValue()), op.getScaleAttr(),
         builder.getI64IntegerAttr(query.getDimSize(2)), nullptr, nullptr,
-        nullptr);
+        nullptr, nullptr);
     plannedValues[op.getResult()] = attention.getResult();
     return success();
   }
@@ -426,10 +444,24 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
         v = plannedValues.lookup(op.getValue());
   // Tokens in the caches after this step (the caches hold more slots).
   int64_t length = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
+  auto lanes = laneValues.find(q);
+  bool lanesEverywhere = lanes != laneValues.end() && laneValues.count(k) &&
+                         laneValues.count(v);
+  if ((lanes != laneValues.end() || laneValues.count(k) ||
+       laneValues.count(v)) &&
+      !lanesEverywhere)
+    return op.emitError("convert-tfm-to-mesh: attention's query, keys and "
+                        "values must all come from projections planned as "
+                        "lanes");
   auto attention = builder.create<mesh::AttentionOp>(
       op.getLoc(), q.getType(), q, k, v, op.getScaleAttr(),
-      builder.getI64IntegerAttr(length), allreduceAttr(), nullptr, nullptr);
+      builder.getI64IntegerAttr(length), allreduceAttr(), nullptr, nullptr,
+      lanesEverywhere
+          ? builder.getI64IntegerAttr(lanes->second.headDim / 2)
+          : nullptr);
   plannedValues[op.getResult()] = attention.getResult();
+  if (lanesEverywhere)
+    laneValues[attention.getResult()] = lanes->second;
   return success();
 }
 

@@ -92,10 +92,8 @@ std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
   main.walk([&](mesh::AttentionOp attention) {
     if (!attention.isDecode())
       return;
-    int64_t dim = attention.getKey().getType().getDimSize(3);
-    scores = std::max(
-        scores, bufferBytes(localElements(attention.getQuery(), grid) / dim,
-                            elementOf(attention)));
+    scores = std::max(scores, bufferBytes(attention.scoresPerKey(grid),
+                                          elementOf(attention)));
   });
   perToken += scores;
   if (!layout || perToken == 0)
@@ -280,7 +278,7 @@ LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
       TypeAttr::get(op.getResult().getType()),
       bindings.getDenseI64ArrayAttr(sourceType.getShape()),
       op.getPermutationAttr(), nullptr, nullptr, nullptr, op.getIndexDimAttr(),
-      op.getIndexMapAttr(), op.getViewAttr());
+      op.getIndexMapAttr(), op.getViewAttr(), nullptr);
   auto argumentName = [&](BlockArgument arg) {
     auto name =
         main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
@@ -288,6 +286,13 @@ LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
   };
   if (auto arg = dyn_cast<BlockArgument>(source)) {
     input.setName(argumentName(arg));
+    // The user supplies the argument's shape; the permutation reads the
+    // host's reshape of it.
+    auto argType = cast<RankedTensorType>(arg.getType());
+    if (argType.getShape() != sourceType.getShape()) {
+      input.setSourceShape(argType.getShape());
+      input.setSourceView(sourceType.getShape());
+    }
   } else if (auto weight = source.getDefiningOp<tfm::WeightOp>()) {
     input.setName(weight.getName());
     input.setWeightFileAttr(weight.getSourceAttr());

@@ -276,6 +276,7 @@ private:
   FailureOr<AttentionBuffers> attentionBuffers(mesh::AttentionOp op);
   LogicalResult lower(mesh::AttentionOp op);
   LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
+  LogicalResult lowerLaneAttention(mesh::AttentionOp op);
   /// LowerKvAppend.cpp.
   LogicalResult lower(mesh::KvAppendOp op);
   /// LowerKvHandoff.cpp.

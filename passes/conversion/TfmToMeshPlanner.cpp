@@ -292,9 +292,17 @@ LogicalResult Planner::planReturn(func::ReturnOp op) {
     if (headsFirst.contains(v))
       collect.setPermutation(ArrayRef<int64_t>{1, 0, 2});
     // A KV cache returns its positions out of its slots.
-    if (auto append = collect.getSource().getDefiningOp<mesh::KvAppendOp>()) {
+    auto append = collect.getSource().getDefiningOp<mesh::KvAppendOp>();
+    if (append) {
       collect.setIndexDim(2);
       collect.setIndexMap(getKvCacheLayout(append).presentSlots());
+    }
+    if (auto lanes = laneValues.find(collect.getSource());
+        lanes != laneValues.end()) {
+      if (!append)
+        return op.emitError("convert-tfm-to-mesh: only the KV caches of "
+                            "attention lanes can be returned");
+      collectLanes(collect, lanes->second);
     }
     operand.set(collect.getResult());
   }

@@ -170,6 +170,49 @@ private:
                         bool splitInput, int64_t kvHeads, int64_t x,
                         mesh::LayoutAttr layout);
 
+  //===--------------------------------------------------------------------===//
+  // Decode attention over lanes (PlanLanes.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// How one attention's heads are split into lanes: a lane is a pair of a
+  /// KV head's dimensions, (d, d + D/2) for rotate-half RoPE and (2i,
+  /// 2i + 1) otherwise, so RoPE stays local.
+  struct LaneForm {
+    int64_t kvHeads = 0, headDim = 0;
+    bool rotateHalf = false;
+    int64_t lanes() const { return kvHeads * headDim / 2; }
+  };
+  /// A dimension of a host tensor's view, named for matching source and
+  /// target: 'e' the projection's other side, 'h' KV heads, 'g' query heads
+  /// per KV head, 'i' lane within a head, 'u' which of its pair, 'b' a
+  /// unit batch, 'p' positions, 'r' rope rows.
+  struct NamedDim {
+    char name;
+    int64_t size;
+  };
+  /// The head dimension of a lane form stored in graph order: [u, i]
+  /// (rotate-half) or [i, u].
+  static SmallVector<NamedDim> headDims(const LaneForm &form);
+  /// Places host value `v`, viewed row-major as `stored`, on the grid as
+  /// `target` (the same names; a size-1 stored dimension broadcasts)
+  /// reshaped to `shape` in `layout`.
+  mesh::DistributeOp placeNamed(Location loc, Value v,
+                                ArrayRef<NamedDim> stored,
+                                ArrayRef<NamedDim> target,
+                                ArrayRef<int64_t> shape,
+                                mesh::LayoutAttr layout);
+  /// Whether a decode attention on this grid splits its heads into lanes:
+  /// the grid is wider than its KV heads.
+  std::optional<LaneForm> laneFormOf(tfm::AttentionOp attention);
+  /// A GEMV into lanes (q, k, v: [1, lanes, G * 2]) or out of them (the
+  /// output projection).
+  LogicalResult planLaneGemv(Operation *op, Value lhs, Value weight,
+                             bool transposeWeight);
+  LogicalResult planLaneRope(tfm::RopeOp op, const LaneForm &form);
+  LogicalResult planLaneConcat(tfm::ConcatOp op, const LaneForm &form);
+  /// The host's view reading back a cache of lanes in graph order.
+  void collectLanes(mesh::CollectOp collect, const LaneForm &form);
+
   LogicalResult planReturn(func::ReturnOp op);
 
   func::FuncOp func;
@@ -185,6 +228,10 @@ private:
   DenseMap<Value, Value> plannedValues;
   /// Projections attention reads as heads: their KV head count.
   DenseMap<Operation *, int64_t> headProjections;
+  /// Projections decode attention reads as lanes.
+  DenseMap<Operation *, LaneForm> laneProjections;
+  /// Planned (mesh) values in lane form.
+  DenseMap<Value, LaneForm> laneValues;
   /// tfm values of prefill heads whose graph order is heads before
   /// positions ([1, KVH, L, D]); the plan keeps [L, KVH, D].
   llvm::DenseSet<Value> headsFirst;

@@ -22,6 +22,16 @@ RankedTensorType withSlots(RankedTensorType type, int64_t slots) {
                                type.getEncoding());
 }
 
+/// A host view with `slots` along dimension `dim`; none without a view.
+DenseI64ArrayAttr withSlots(DenseI64ArrayAttr view, int64_t dim,
+                            int64_t slots) {
+  if (!view)
+    return view;
+  SmallVector<int64_t> shape(view.asArrayRef());
+  shape[dim] = slots;
+  return DenseI64ArrayAttr::get(view.getContext(), shape);
+}
+
 struct MeshPlanKvCachePass
     : public wafer::impl::MeshPlanKvCacheBase<MeshPlanKvCachePass> {
   using MeshPlanKvCacheBase::MeshPlanKvCacheBase;
@@ -56,7 +66,12 @@ struct MeshPlanKvCachePass
             main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
         if (!argName || argName.getValue() != name)
           continue;
+        // A cache of lanes is placed from the host's reshape of the past.
+        SmallVector<Operation *> users(arg.getUsers());
         for (Operation *user : arg.getUsers())
+          if (isa<tfm::ReshapeOp>(user))
+            llvm::append_range(users, user->getUsers());
+        for (Operation *user : users)
           if (auto placed = dyn_cast<mesh::DistributeOp>(user))
             if (llvm::any_of(placed->getUsers(), [&](Operation *op) {
                   auto append = dyn_cast<mesh::KvAppendOp>(op);
@@ -67,6 +82,12 @@ struct MeshPlanKvCachePass
       if (!cache)
         return main.emitError("mesh-plan-kv-cache: resident '")
                << name << "' is not a past KV cache of this function";
+      if (cache.getView())
+        return main.emitError("mesh-plan-kv-cache: resident '")
+               << name
+               << "' is a cache of attention lanes (the grid is wider than "
+                  "the KV heads), which a prefill's hand-off does not "
+                  "leave: it leaves whole heads per column";
       cache.setSramOffsetAttr(
           IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
     }
@@ -75,7 +96,9 @@ struct MeshPlanKvCachePass
 
   LogicalResult plan(mesh::KvAppendOp append) {
     auto placed = append.getCache().getDefiningOp<mesh::DistributeOp>();
-    if (!placed || placed.getIndexDim() != 2)
+    // Positions are the cache's dimension 2, or dimension 3 of the host's
+    // view of attention lanes ([1, KVH, D / 2, slots, 2]).
+    if (!placed || placed.getIndexDim() != (placed.getView() ? 3 : 2))
       return append.emitError("mesh-plan-kv-cache: the cache is not placed "
                               "from the host along its positions");
     KvCacheLayout layout = getKvCacheLayout(append);
@@ -90,14 +113,19 @@ struct MeshPlanKvCachePass
       placement[slot] = int64_t(position);
     placed.getResult().setType(cacheType);
     placed.setIndexMap(placement);
+    placed.setViewAttr(withSlots(placed.getViewAttr(), *placed.getIndexDim(),
+                                 cacheType.getDimSize(2)));
     append.getResult().setType(cacheType);
     append.setPolicy(policy);
     // The present cache is read back from the slots the policy leaves its
     // positions in.
     for (Operation *user : append.getResult().getUsers())
       if (auto collect = dyn_cast<mesh::CollectOp>(user))
-        if (collect.getIndexDim())
+        if (std::optional<uint64_t> dim = collect.getIndexDim()) {
           collect.setIndexMap(layout.presentSlots());
+          collect.setViewAttr(withSlots(collect.getViewAttr(), int64_t(*dim),
+                                        cacheType.getDimSize(2)));
+        }
     return success();
   }
 };

@@ -186,7 +186,7 @@ private:
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
           b.CreateVector(t.data), b.CreateString(t.gatherIds),
           int32_t(t.indexDim), b.CreateVector(t.indexMap), t.weight,
-          b.CreateVector(t.view)));
+          b.CreateVector(t.view), b.CreateVector(t.sourceView)));
     }
     return b.CreateVector(out);
   }
@@ -380,6 +380,7 @@ private:
       t.indexMap = vec(in->index_map());
       t.weight = in->weight();
       t.view = vec(in->view());
+      t.sourceView = vec(in->source_view());
       out.push_back(std::move(t));
     }
     return Error::success();

@@ -177,8 +177,10 @@ private:
     if (!t.view.empty())
       os << " view " << listText(t.view);
     if (kind == "input") {
-      os << " source " << listText(t.sourceShape) << " permutation "
-         << listText(t.permutation);
+      os << " source " << listText(t.sourceShape);
+      if (!t.sourceView.empty())
+        os << " as " << listText(t.sourceView);
+      os << " permutation " << listText(t.permutation);
       if (t.data.empty())
         os << " user";
       else

@@ -422,7 +422,23 @@ private:
       return Error::success();
     }
 
-    size_t srcRank = t.sourceShape.size();
+    const std::vector<int64_t> &source = t.permutedSource();
+    if (!t.sourceView.empty()) {
+      int64_t supplied = 1, viewed = 1;
+      for (int64_t d : t.sourceShape)
+        if (d < 0 || !fits(supplied, d, kMaxSize))
+          return fail("source shape too large");
+        else
+          supplied *= d;
+      for (int64_t d : t.sourceView)
+        if (d < 0 || !fits(viewed, d, kMaxSize))
+          return fail("source view too large");
+        else
+          viewed *= d;
+      if (supplied != viewed)
+        return fail("source view does not hold the source's elements");
+    }
+    size_t srcRank = source.size();
     if (!t.permutation.empty()) {
       std::vector<int64_t> sorted = t.permutation;
       llvm::sort(sorted);
@@ -442,7 +458,7 @@ private:
       return fail("index map does not fit the placed tensor");
     int64_t count = 1;
     for (size_t j = 0; j < srcRank; ++j) {
-      int64_t dim = t.sourceShape[t.permutation.empty() ? j : t.permutation[j]];
+      int64_t dim = source[t.permutation.empty() ? j : t.permutation[j]];
       if (mapped && int64_t(j) == t.indexDim) {
         for (int64_t index : t.indexMap)
           if (index < -1 || index >= dim)
@@ -450,7 +466,7 @@ private:
       } else if (dim < 0 || (dim != 1 && dim != shape[lead + j])) {
         return fail("source does not broadcast to the placed shape");
       }
-      count *= t.sourceShape[j];
+      count *= source[j];
     }
     if (!t.gatherIds.empty()) {
       // data is the table; sourceShape the gathered rows.

@@ -120,7 +120,7 @@ void forEachLocalElement(
 int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
   // The placed tensor is the row-major reshape of the view.
   const std::vector<int64_t> &shape = tensor.viewShape();
-  const std::vector<int64_t> &src = tensor.sourceShape;
+  const std::vector<int64_t> &src = tensor.permutedSource();
   size_t rank = shape.size(), srcRank = src.size();
   // Coordinates of the placed element, last dimension first.
   llvm::SmallVector<int64_t, 8> coord(rank);

@@ -119,7 +119,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     break;
   }
   case Opcode::LaneScores: {
-    int64_t heads = r.outElements / (g * k);
+    int64_t heads = k == 0 ? 0 : r.outElements / (g * k);
     float scale = float(r.scalar);
     for (int64_t q = 0; q < heads * g; ++q)
       for (int64_t key = 0; key < k; ++key)
@@ -142,7 +142,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     break;
   }
   case Opcode::LaneValues: {
-    int64_t heads = r.aElements / (g * k);
+    int64_t heads = k == 0 ? 0 : r.aElements / (g * k);
     for (int64_t j = 0; j < m; ++j) {
       int64_t head = (r.expr + j) / n;
       const float *values = r.b + j * k * 2;

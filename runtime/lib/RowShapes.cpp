@@ -132,7 +132,7 @@ RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
     return {queries * n, 2 * queries * m * n};
   }
   case Opcode::LaneScores:
-    return {r.outElements / (g * k) * g * k, 2 * m * g * k};
+    return {k == 0 ? 0 : r.outElements / (g * k) * g * k, 2 * m * g * k};
   case Opcode::LaneValues:
     return {m * g * 2, 2 * m * g * k};
   default:

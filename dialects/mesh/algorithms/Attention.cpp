@@ -16,13 +16,20 @@ using namespace wafer::mesh::plans;
 std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
   if (!isDecode())
     return std::nullopt;
-  // The softmax's max and sum per query head, then the weighted values.
+  // The softmax's max and sum per query head, then the weighted values;
+  // with lanes, first the partial scores summed along x.
   int64_t out = localElements(getQuery(), grid);
-  int64_t heads = out / shapeOf(getKey())[3];
-  return AllreduceUse{false,
-                      *getAllreduce(),
-                      getOperation()->hasAttr("relayed"),
-                      {heads, heads, out}};
+  int64_t heads = scoresPerKey(grid);
+  AllreduceUse use{false,
+                   *getAllreduce(),
+                   getOperation()->hasAttr("relayed"),
+                   {heads, heads, out}};
+  if (getLanesPerHead()) {
+    int64_t perRow = ceilDiv(shapeOf(getKey())[2], grid.getHeight());
+    use.messageElements.insert(use.messageElements.begin(), heads * perRow);
+    use.crossMessages = {0};
+  }
+  return use;
 }
 
 std::vector<ChannelFamily> AttentionOp::getChannelFamilies(GridAttr grid,
@@ -46,7 +53,7 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
     return scratch;
   }
   AllreduceUse use = *getAllreduceUse(grid);
-  int64_t heads = use.messageElements[0];
+  int64_t heads = scoresPerKey(grid);
   scratch.push_back({BufferRole::Scores, 0,
                      heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight())});
   scratch.push_back({BufferRole::Max, 0, heads});
@@ -82,20 +89,37 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
            flash +
            rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
   }
+  AllreduceUse use = *getAllreduceUse(grid);
+  int64_t cycles = 0;
+  for (unsigned message = 0; message < use.messageElements.size(); ++message)
+    cycles += allreduceCycles(use, message, grid, timing, interleave, dtype);
+  int64_t perRow = ceilDiv(key[2], h);
+  if (std::optional<uint64_t> lanesPerHead = getLanesPerHead()) {
+    // As the lowering: lane scores, max, exponentials, sum, normalised
+    // scores, lane values.
+    int64_t lanes = localElements(getKey(), grid) / (perRow * 2);
+    int64_t group = shapeOf(getQuery())[2] / 2;
+    int64_t heads = scoresPerKey(grid);
+    return cycles +
+           rowKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
+                     perRow, group) +
+           2 * rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::DivRows, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
+                     perRow, group);
+  }
   // Scores, their max, exponentials, sum and the weighted values, each
   // combined along y.
-  AllreduceUse use = *getAllreduceUse(grid);
-  int64_t dim = key[3], perRow = ceilDiv(key[2], h);
+  int64_t dim = key[3];
   int64_t kvHeads = localElements(getKey(), grid) / (perRow * dim);
   int64_t group = shapeOf(getQuery())[2] / dim;
   int64_t queries = kvHeads * group;
-  int64_t cycles =
+  cycles +=
       rowKernel(rt::Opcode::AttnScores, kvHeads, dim, perRow, group) +
       2 * rowKernel(rt::Opcode::Reduce, queries, perRow, 0, 1) +
       rowKernel(rt::Opcode::SoftmaxExp, queries, perRow, 0, 1) + kernel(out) +
       rowKernel(rt::Opcode::AttnValues, kvHeads, dim, perRow, group) +
       rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1);
-  for (unsigned message = 0; message < use.messageElements.size(); ++message)
-    cycles += allreduceCycles(use, message, grid, timing, interleave, dtype);
   return cycles;
 }

@@ -92,7 +92,8 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
     // The source index of every placed element, shared by all replicas.
     // Placed as the source is: no transpose, broadcast or gather.
     bool direct = in.permutation.empty() && in.indexDim < 0 &&
-                  in.view.empty() && in.shape == in.sourceShape;
+                  in.view.empty() && in.sourceView.empty() &&
+                  in.shape == in.sourceShape;
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
       forEachLocalRun(

@@ -280,6 +280,12 @@ struct HostTensor {
   const std::vector<int64_t> &viewShape() const {
     return view.empty() ? shape : view;
   }
+  /// Inputs only: the row-major reshape of the source (of sourceShape, what
+  /// the user supplies) that `permutation` permutes (empty: sourceShape).
+  std::vector<int64_t> sourceView;
+  const std::vector<int64_t> &permutedSource() const {
+    return sourceView.empty() ? sourceShape : sourceView;
+  }
   /// Inputs only: a weight or constant the program brings (from the
   /// model, not the user), also when its data was omitted (timing mode).
   bool weight = false;

@@ -1,0 +1,222 @@
+//===- PlanLanes.cpp - Decode attention with heads split into lanes -------===//
+//
+// On a grid wider than the KV heads, whole heads along x would leave all
+// but KVH columns without attention work, q/k/v/o weights or caches. The
+// decode plan then splits the head dimension too: a lane is a pair of one
+// KV head's dimensions, lanes go along x like any vector, and q keeps its G
+// query heads per lane ([1, lanes, G * 2]). The host permutes the weights'
+// columns (q, k, v) and rows (o) and the caches into lane order, so every
+// permutation is free; attention sums its partial scores along x (paper
+// section 4.2's ReduceAdd of Q x K^T along X).
+//
+//===----------------------------------------------------------------------===//
+#include "TfmToMeshPlanner.h"
+
+using namespace mlir;
+using namespace wafer;
+
+namespace wafer::planning {
+
+SmallVector<Planner::NamedDim> Planner::headDims(const LaneForm &form) {
+  int64_t half = form.headDim / 2;
+  if (form.rotateHalf)
+    return {{'u', 2}, {'i', half}};
+  return {{'i', half}, {'u', 2}};
+}
+
+mesh::DistributeOp Planner::placeNamed(Location loc, Value v,
+                                       ArrayRef<NamedDim> stored,
+                                       ArrayRef<NamedDim> target,
+                                       ArrayRef<int64_t> shape,
+                                       mesh::LayoutAttr layout) {
+  SmallVector<int64_t> storedShape, view, permutation;
+  for (const NamedDim &d : stored)
+    storedShape.push_back(d.size);
+  for (const NamedDim &d : target) {
+    view.push_back(d.size);
+    permutation.push_back(llvm::find_if(stored, [&](const NamedDim &s) {
+                            return s.name == d.name;
+                          }) -
+                          stored.begin());
+  }
+  auto sourceType = cast<RankedTensorType>(v.getType());
+  Value source = builder.create<tfm::ReshapeOp>(
+      loc, RankedTensorType::get(storedShape, sourceType.getElementType()), v);
+  auto distribute = builder.create<mesh::DistributeOp>(
+      loc, RankedTensorType::get(shape, elementType, layout), source);
+  if (!llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
+    distribute.setPermutation(permutation);
+  if (ArrayRef<int64_t>(view) != shape)
+    distribute.setView(view);
+  return distribute;
+}
+
+std::optional<Planner::LaneForm>
+Planner::laneFormOf(tfm::AttentionOp attention) {
+  auto query = cast<RankedTensorType>(attention.getQuery().getType());
+  int64_t kvHeads = attention.getNumKvHeads(), dim = query.getDimSize(3);
+  if (query.getDimSize(2) != 1 || grid.getWidth() <= kvHeads || dim % 2)
+    return std::nullopt;
+  LaneForm form{kvHeads, dim, false};
+  // The rope on the query's way from its projection picks the pairs.
+  Value v = attention.getQuery();
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto rope = dyn_cast<tfm::RopeOp>(def))
+      form.rotateHalf = !rope.getInterleaved();
+    if (!isa<tfm::ReshapeOp, tfm::TransposeOp, tfm::RopeOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return form;
+}
+
+LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue,
+                                    Value weight, bool transposeWeight) {
+  FailureOr<std::pair<int64_t, int64_t>> sizes =
+      projectionSizes(op, weight, transposeWeight);
+  if (failed(sizes))
+    return failure();
+  auto [k, n] = *sizes;
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  Location loc = op->getLoc();
+  bool intoLanes = !isHeadForm(lhsValue);
+  LaneForm form = intoLanes
+                      ? laneProjections.lookup(op)
+                      : laneValues.lookup(plannedValues.lookup(lhsValue));
+  int64_t lanes = form.lanes(), perHead = form.kvHeads * form.headDim;
+  int64_t features = intoLanes ? n : k;
+  if (features % perHead != 0)
+    return op->emitError("convert-tfm-to-mesh: ")
+           << features << " features do not split into " << form.kvHeads
+           << " KV heads of " << form.headDim;
+  int64_t group = features / perHead;
+  // The weight's head side in graph order, [h, g, head dims], and the
+  // lanes' order, [h, i, g, u].
+  SmallVector<NamedDim> headSide{{'h', form.kvHeads}, {'g', group}};
+  llvm::append_range(headSide, headDims(form));
+  SmallVector<NamedDim> laneSide{{'h', form.kvHeads},
+                                 {'i', form.headDim / 2},
+                                 {'g', group},
+                                 {'u', 2}};
+  NamedDim other{'e', intoLanes ? k : n};
+  // Stored [K, N], or [N, K] when transposed; the head side is N going
+  // into lanes and K coming out.
+  SmallVector<NamedDim> stored;
+  if (intoLanes != transposeWeight)
+    stored.push_back(other);
+  llvm::append_range(stored, headSide);
+  if (intoLanes == transposeWeight)
+    stored.push_back(other);
+  Value lhs;
+  Value rhs;
+  RankedTensorType resultType;
+  if (intoLanes) {
+    if (!isHostValue(lhsValue) &&
+        splitAxis(plannedValues.lookup(lhsValue)) != kY)
+      return op->emitError("convert-tfm-to-mesh: a projection into heads "
+                           "needs its input split along y");
+    auto planned = materialize(op, lhsValue, {1, k},
+                               layout({kNone, kY}, {1, h}));
+    if (failed(planned))
+      return failure();
+    lhs = *planned;
+    SmallVector<NamedDim> target{other};
+    llvm::append_range(target, laneSide);
+    rhs = placeNamed(loc, weight, stored, target, {k, lanes, group * 2},
+                     layout({kY, kX, kNone}, {h, w, 1}));
+    resultType = RankedTensorType::get({1, lanes, group * 2}, elementType,
+                                       layout({kNone, kX, kNone}, {1, w, 1}));
+  } else {
+    lhs = plannedValues.lookup(lhsValue);
+    SmallVector<NamedDim> target(laneSide);
+    target.push_back(other);
+    rhs = placeNamed(loc, weight, stored, target, {lanes, group * 2, n},
+                     layout({kX, kNone, kY}, {w, 1, h}));
+    resultType = RankedTensorType::get({1, n}, elementType,
+                                       layout({kNone, kY}, {1, h}));
+  }
+  auto gemv = builder.create<mesh::GemvOp>(loc, resultType, lhs, rhs,
+                                          allreduceAttr(), nullptr, nullptr);
+  plannedValues[op->getResult(0)] = gemv.getResult();
+  if (intoLanes)
+    laneValues[gemv.getResult()] = form;
+  return success();
+}
+
+LogicalResult Planner::planLaneRope(tfm::RopeOp op, const LaneForm &form) {
+  Value input = plannedValues.lookup(op.getInput());
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto cosType = cast<RankedTensorType>(op.getCos().getType());
+  if (cosType.getNumElements() != form.headDim)
+    return op.emitError("convert-tfm-to-mesh: decode rope needs one row of "
+                        "factors");
+  // Each lane's pair takes the factors of its two dimensions, for every
+  // KV head and query head: one factor per element, as interleaved rope.
+  int64_t group = inputType.getDimSize(2) / 2;
+  SmallVector<NamedDim> stored{{'h', 1}, {'g', 1}};
+  llvm::append_range(stored, headDims(form));
+  SmallVector<NamedDim> target{{'h', form.kvHeads},
+                               {'i', form.headDim / 2},
+                               {'g', group},
+                               {'u', 2}};
+  mesh::LayoutAttr layout = mesh::getLayout(inputType);
+  Value cos = placeNamed(op.getLoc(), op.getCos(), stored, target,
+                         inputType.getShape(), layout);
+  Value sin = placeNamed(op.getLoc(), op.getSin(), stored, target,
+                         inputType.getShape(), layout);
+  auto rope = builder.create<mesh::RopeOp>(
+      op.getLoc(), inputType, input, cos, sin, builder.getI64IntegerAttr(2),
+      builder.getUnitAttr());
+  plannedValues[op.getResult()] = rope.getResult();
+  laneValues[rope.getResult()] = form;
+  return success();
+}
+
+LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, const LaneForm &form) {
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  Value past = op.getInputs()[0];
+  KvCacheLayout cacheLayout;
+  cacheLayout.rows = h;
+  cacheLayout.past = cast<RankedTensorType>(past.getType()).getDimSize(2);
+  cacheLayout.policy = mesh::KvPolicy::concat;
+  cacheLayout.slotsPerRow =
+      kvSlotsPerRow(h, cacheLayout.past, /*capacity=*/0, cacheLayout.policy);
+  int64_t slots = h * cacheLayout.slotsPerRow;
+  // The past [1, KVH, P, D] in lane order [1, KVH, D / 2, slots, 2].
+  SmallVector<NamedDim> stored{
+      {'b', 1}, {'h', form.kvHeads}, {'p', cacheLayout.past}};
+  llvm::append_range(stored, headDims(form));
+  SmallVector<NamedDim> target{{'b', 1},
+                               {'h', form.kvHeads},
+                               {'i', form.headDim / 2},
+                               {'p', slots},
+                               {'u', 2}};
+  mesh::DistributeOp cache = placeNamed(
+      op.getLoc(), past, stored, target, {1, form.lanes(), slots, 2},
+      layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
+  SmallVector<int64_t> placement(slots, -1);
+  for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
+    placement[slot] = int64_t(position);
+  cache.setIndexDim(3);
+  cache.setIndexMap(placement);
+  auto append = builder.create<mesh::KvAppendOp>(
+      op.getLoc(), cache.getType(), cache,
+      plannedValues.lookup(op.getInputs()[1]),
+      builder.getI64IntegerAttr(cacheLayout.past),
+      mesh::KvPolicyAttr::get(op.getContext(), cacheLayout.policy), nullptr);
+  plannedValues[op.getResult()] = append.getResult();
+  laneValues[append.getResult()] = form;
+  return success();
+}
+
+void Planner::collectLanes(mesh::CollectOp collect, const LaneForm &form) {
+  auto cache = cast<RankedTensorType>(collect.getSource().getType());
+  collect.setView(ArrayRef<int64_t>{1, form.kvHeads, form.headDim / 2,
+                                    cache.getDimSize(2), 2});
+  collect.setIndexDim(3);
+  // [1, KVH, i, positions, u] to [1, KVH, positions, head dims].
+  collect.setPermutation(form.rotateHalf ? ArrayRef<int64_t>{0, 1, 3, 4, 2}
+                                         : ArrayRef<int64_t>{0, 1, 3, 2, 4});
+}
+
+} // namespace wafer::planning
