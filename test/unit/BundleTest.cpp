@@ -54,6 +54,16 @@ Program richProgram() {
   w.layout = {{Axis::None, 1}, {Axis::None, 1}};
   w.data = {1, 2, 3, 4, 5, 6};
   p.inputs.push_back(w);
+  // The same values through views: [6] placed, viewed as [2, 3], from the
+  // source [6] viewed as [3, 2] and transposed.
+  HostTensor lanes = w;
+  lanes.name = "lanes";
+  lanes.shape = {6};
+  lanes.view = {2, 3};
+  lanes.sourceShape = {6};
+  lanes.sourceView = {3, 2};
+  lanes.layout = {{Axis::None, 1}};
+  p.inputs.push_back(lanes);
   return p;
 }
 
@@ -83,6 +93,10 @@ TEST(Bundle, DumpIsReadable) {
   EXPECT_NE(text.find("input 1 'weight' f32 shape [2,3] buffer w layout "
                       "[none,none] source [3,2] permutation [1,0] weights 6 "
                       "values checksum "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("input 2 'lanes' f32 shape [6] buffer w layout [none] "
+                      "view [2,3] source [6] as [3,2] permutation [1,0]"),
             std::string::npos)
       << text;
 }
@@ -213,6 +227,18 @@ TEST(Bundle, ValidationErrors) {
         "input 'weight': embedded data has 5 values, the source shape 6");
   check([](Program &p) { p.buffers[2].elements = 0; },
         "output 'out': needs 1 elements per core, buffer 'c' has 0");
+  check([](Program &p) { p.inputs[1].view = {3, 3}; },
+        "input 'weight': view does not hold the placed tensor's elements");
+  check([](Program &p) { p.inputs[1].sourceView = {7}; },
+        "input 'weight': source view does not hold the source's elements");
+  // Views change what the permutation and broadcast see.
+  check(
+      [](Program &p) {
+        p.inputs[1].view = {3, 2};
+        p.inputs[1].sourceView = {6};
+        p.inputs[1].permutation = {};
+      },
+      "input 'weight': source does not broadcast to the placed shape");
 }
 
 } // namespace

@@ -93,4 +93,28 @@ TEST(Layout, SourceIndexPermutesAndBroadcasts) {
   EXPECT_EQ(sourceIndex(s, 3), 0);
 }
 
+TEST(Layout, SourceIndexThroughViews) {
+  // Attention lanes: a past cache [KVH = 2, P = 3, D = 4] (rotate-half: a
+  // head's dimension d is (u, i) = (d / 2, d % 2)) placed as
+  // [lanes = KVH * 2, slots = 4, 2]: the source viewed as [2, 3, 2, 2]
+  // (h, p, u, i), permuted to the view [2, 2, 4, 2] (h, i, slots, u) with
+  // slot s holding position indexMap[s].
+  HostTensor t;
+  t.shape = {4, 4, 2};
+  t.view = {2, 2, 4, 2};
+  t.sourceShape = {2, 3, 4};
+  t.sourceView = {2, 3, 2, 2};
+  t.permutation = {0, 3, 1, 2};
+  t.indexDim = 2;
+  t.indexMap = {0, -1, 1, 2};
+  for (int64_t lane = 0; lane < 4; ++lane)
+    for (int64_t slot = 0; slot < 4; ++slot)
+      for (int64_t u = 0; u < 2; ++u) {
+        int64_t head = lane / 2, i = lane % 2, position = t.indexMap[slot];
+        int64_t want = position < 0 ? -1 : (head * 3 + position) * 4 + u * 2 + i;
+        EXPECT_EQ(sourceIndex(t, (lane * 4 + slot) * 2 + u), want)
+            << "lane " << lane << " slot " << slot << " u " << u;
+      }
+}
+
 } // namespace

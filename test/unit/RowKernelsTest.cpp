@@ -453,6 +453,93 @@ TEST(RowKernels, DecodeAttentionPipelineMatchesSoftmax) {
     }
 }
 
+TEST(RowKernels, LaneAttentionAcrossCoresMatchesSoftmax) {
+  // Decode attention over lanes on a row of W cores: 2 KV heads of
+  // dimension 6 (3 lanes each, 6 lanes; the last core holds only padding),
+  // 2 query heads per KV head, 4 key slots of which 3 are valid. Every
+  // core's lane_scores, summed over the row, then the softmax and each
+  // core's lane_values, against a direct softmax in double precision.
+  const int64_t kvHeads = 2, dim = 6, lanesPerHead = dim / 2, group = 2;
+  const int64_t keys = 4, valid = 3, cores = 4, perCore = 2;
+  const double scale = 0.4;
+  const int64_t lanes = kvHeads * lanesPerHead, heads = kvHeads * group;
+  std::vector<float> q = randomValues(size_t(lanes * group * 2), 11);
+  std::vector<float> k = randomValues(size_t(lanes * keys * 2), 12);
+  std::vector<float> v = randomValues(size_t(lanes * keys * 2), 13);
+  // A core's tile of lanes [perCore, ...], zero past the last lane.
+  auto tile = [&](const std::vector<float> &all, int64_t core, int64_t row) {
+    std::vector<float> out(size_t(perCore * row), 0.0f);
+    for (int64_t j = 0; j < perCore && core * perCore + j < lanes; ++j)
+      std::copy_n(all.begin() + (core * perCore + j) * row, row,
+                  out.begin() + j * row);
+    return out;
+  };
+  std::vector<float> scores(size_t(heads * keys), 0.0f);
+  for (int64_t c = 0; c < cores; ++c) {
+    std::vector<float> qc = tile(q, c, group * 2), kc = tile(k, c, keys * 2);
+    std::vector<float> partial(scores.size());
+    RowArgs a;
+    a.out = partial.data();
+    a.a = qc.data();
+    a.b = kc.data();
+    a.m = perCore, a.groups = group, a.k = keys, a.n = lanesPerHead;
+    a.scalar = scale, a.expr = valid, a.expr2 = c * perCore;
+    a.outElements = int64_t(partial.size());
+    EXPECT_EQ(rowKernel(Opcode::LaneScores, a).written,
+              int64_t(partial.size()));
+    for (size_t i = 0; i < scores.size(); ++i)
+      scores[i] += partial[i];
+  }
+  // Keys from `valid` on are masked in every core's partial scores.
+  for (int64_t h = 0; h < heads; ++h)
+    EXPECT_TRUE(isNegInf(scores[h * keys + valid])) << "query head " << h;
+  std::vector<float> max, sum;
+  reduce(ReduceKind::Max, scores, heads, keys, max);
+  RowArgs e;
+  e.out = scores.data(), e.a = max.data(), e.m = heads, e.n = keys;
+  rowKernel(Opcode::SoftmaxExp, e);
+  reduce(ReduceKind::Sum, scores, heads, keys, sum);
+  RowArgs d;
+  d.out = scores.data(), d.a = sum.data(), d.m = heads, d.n = keys;
+  rowKernel(Opcode::DivRows, d);
+  for (int64_t c = 0; c < cores; ++c) {
+    std::vector<float> vc = tile(v, c, keys * 2);
+    std::vector<float> out(size_t(perCore * group * 2), -1.0f);
+    RowArgs w;
+    w.out = out.data(), w.a = scores.data(), w.b = vc.data();
+    w.m = perCore, w.groups = group, w.k = keys, w.n = lanesPerHead;
+    w.expr = c * perCore, w.aElements = int64_t(scores.size());
+    rowKernel(Opcode::LaneValues, w);
+    for (int64_t j = 0; j < perCore; ++j) {
+      int64_t lane = c * perCore + j, head = lane / lanesPerHead;
+      for (int64_t g = 0; g < group; ++g) {
+        // The direct softmax of query head (head, g) over the valid keys.
+        std::vector<double> weight(static_cast<size_t>(valid));
+        double wmax = -kInfD, wsum = 0;
+        for (int64_t key = 0; key < valid; ++key) {
+          double dot = 0;
+          for (int64_t l = head * lanesPerHead;
+               l < (head + 1) * lanesPerHead; ++l)
+            for (int64_t u = 0; u < 2; ++u)
+              dot += double(q[(l * group + g) * 2 + u]) *
+                     k[(l * keys + key) * 2 + u];
+          weight[key] = scale * dot;
+          wmax = std::max(wmax, weight[key]);
+        }
+        for (double &x : weight)
+          wsum += (x = std::exp(x - wmax));
+        for (int64_t u = 0; u < 2; ++u) {
+          double expected = 0;
+          for (int64_t key = 0; lane < lanes && key < valid; ++key)
+            expected += weight[key] / wsum * v[(lane * keys + key) * 2 + u];
+          EXPECT_NEAR(out[(j * group + g) * 2 + u], expected, 1e-5)
+              << "core " << c << " lane " << lane << " group " << g;
+        }
+      }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Regrid
 //===----------------------------------------------------------------------===//
@@ -766,6 +853,10 @@ TEST(RowKernelExtents, OperandSizes) {
   EXPECT_EQ(extents(Opcode::Regrid, 2, 6, 11, 6), (V{12, 22}));
   // {out, ml, q, kv}: the tiny prefill's flash_step on a 4x4 grid.
   EXPECT_EQ(extents(Opcode::FlashStep, 2, 2, 1, 16), (V{64, 8, 64, 64}));
+  // {s, q, keys} and {out, p, values}: m lanes, g groups, k keys; at least
+  // one head's scores.
+  EXPECT_EQ(extents(Opcode::LaneScores, 2, 3, 5, 4), (V{15, 12, 20}));
+  EXPECT_EQ(extents(Opcode::LaneValues, 2, 3, 5, 4), (V{12, 15, 20}));
   // Empty row counts are allowed outside regrid.
   EXPECT_EQ(extents(Opcode::Reduce, 0, 1, 0, 3), (V{0, 0}));
   EXPECT_EQ(extents(Opcode::AttnScores, 0, 1, 0, 0), (V{0, 0, 0}));
@@ -791,6 +882,8 @@ TEST(RowKernelExtents, Errors) {
             "count must be positive");
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::Rope, 1, 1, 2, 3)),
             "dimension 3 is odd");
+  EXPECT_EQ(errorOf(rowKernelExtents(Opcode::LaneScores, 1, 1, 2, 0)),
+            "a KV head needs at least one lane");
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::Regrid, 0, 2, 4, 2)),
             "regrid needs positive rows and widths");
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::Regrid, 2, 2, 0, 2)),

@@ -840,3 +840,75 @@ core.program attributes {fabric_cols = array<i64: 0, 2, 3>, grid = #mesh.grid<2x
   core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
   }
 }
+
+// -----
+
+// Views: the placed tensor is the row-major reshape of `view`; the user's
+// source the row-major reshape of `source_view`; both keep the counts.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{view must have the placed tensor's number of elements}}
+  core.input @c {name = "past", view = array<i64: 2, 3, 4>, source_shape = array<i64: 6, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{source_view must have the source's number of elements}}
+  core.input @c {name = "past", source_view = array<i64: 2, 3, 4>, source_shape = array<i64: 6, 8>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+// The index map reads the permuted source's dimension: source_view
+// dimension 1 (4 entries) for view dimension 0.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{index_map entry 4 is outside the source}}
+  core.input @c {name = "past", index_dim = 0 : i64, index_map = array<i64: 0, 1, 2, 3, 4, -1>, permutation = array<i64: 1, 0>, view = array<i64: 6, 8>, source_view = array<i64: 8, 4>, source_shape = array<i64: 32>, type = tensor<48xf32, #mesh.layout<[*]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @c[48] : f32 at 0
+  // expected-error @+1 {{view must have the tensor's number of elements}}
+  core.output @c {name = "present", view = array<i64: 2, 3, 4>, type = tensor<6x8xf32, #mesh.layout<[*, *]>>}
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `position`}}
+    core.rows <lane_scores> [@s, @q, @k] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64, valid = "3"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @o[4] : f32 at 0
+  core.buffer @p[6] : f32 at 24
+  core.buffer @v[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel takes no `position`}}
+    core.rows <lane_values> [@o, @p, @v] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64, valid = "lx * 2", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @s[6] : f32 at 0
+  core.buffer @q[8] : f32 at 24
+  core.buffer @k[12] : f32 at 56
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{a KV head needs at least one lane}}
+    core.rows <lane_scores> [@s, @q, @k] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 0 : i64, valid = "3", position = "lx * 2"}
+  }
+}

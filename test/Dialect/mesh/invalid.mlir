@@ -1595,3 +1595,56 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @view_count(%x: tensor<1x2x4x8xf32>) {
+    // expected-error @+1 {{view must have the result's number of elements}}
+    %a = mesh.distribute %x {view = array<i64: 2, 4, 4>} : tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @view_broadcast(%x: tensor<2x4x8xf32>) {
+    // A source broadcasts to the view, not to the result's shape.
+    // expected-error @+1 {{source dimension 1 of size 4 does not broadcast to 8}}
+    %a = mesh.distribute %x {view = array<i64: 2, 8, 4>} : tensor<2x4x8xf32> -> tensor<2x4x8xf32, #mesh.layout<[*, x:2, y:2]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @collect_view(%x: tensor<2x4x8xf32, #mesh.layout<[*, x:2, y:2]>>) {
+    // expected-error @+1 {{view must have the source's number of elements}}
+    %a = mesh.collect %x {view = array<i64: 2, 4, 4>} : tensor<2x4x8xf32, #mesh.layout<[*, x:2, y:2]>> -> tensor<64xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @lanes_need_pairs(%q: tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, %kc: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, %vc: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, %n: tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>>) {
+    %k = mesh.kv_append %kc, %n {position = 4 : i64, policy = #mesh.kv_policy<shift>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    %v = mesh.kv_append %vc, %n {position = 4 : i64, policy = #mesh.kv_policy<shift>} : tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x8xf32, #mesh.layout<[*, x:2, *]>> -> tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>
+    // expected-error @+1 {{lanes need caches [1, KVH * lanes_per_head, L, 2]}}
+    %o = mesh.attention %q, %k, %v {scale = 0.5 : f64, length = 5 : i64, allreduce = #mesh.allreduce<ring>, lanes_per_head = 1 : i64} : tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>> -> tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @prefill_lanes(%q: tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, %k: tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{only decode attention splits heads into lanes}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, lanes_per_head = 4 : i64} : tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>
+    return
+  }
+}
