@@ -426,10 +426,19 @@ struct PhaseTokens {
 static Expected<std::optional<PhaseTokens>>
 phaseTokens(const rt::Program &program, const rt::NDArrayMap &inputs) {
   int64_t ids = -1;
-  for (const rt::HostTensor &in : program.inputs)
-    if (!in.gatherIds.empty())
-      if (auto it = inputs.find(in.gatherIds); it != inputs.end())
-        ids = it->second.elements();
+  for (const rt::HostTensor &in : program.inputs) {
+    if (in.gatherIds.empty())
+      continue;
+    if (auto it = inputs.find(in.gatherIds); it != inputs.end()) {
+      ids = it->second.elements();
+    } else if (!in.sourceShape.empty()) {
+      // Without inputs (timing, analytic): the ids' shape the program was
+      // compiled for, the gathered rows' shape without the row size.
+      ids = 1;
+      for (size_t d = 0; d + 1 < in.sourceShape.size(); ++d)
+        ids *= in.sourceShape[d];
+    }
+  }
   std::string phase = phaseOption;
   if (phase.empty() && ids < 0)
     return std::nullopt;
