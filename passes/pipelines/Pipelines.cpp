@@ -13,12 +13,22 @@ using llvm::StringRef;
 
 void wafer::buildCompilePipeline(OpPassManager &pm,
                                  const CompileOptions &options) {
+  buildRaisePipeline(pm, options);
+  buildPlanPipeline(pm, options);
+}
+
+void wafer::buildRaisePipeline(OpPassManager &pm,
+                               const CompileOptions &options) {
   // Shape computation and transformer patterns first, so that the planner
   // sees rms_norm, attention, linear, ... rather than their ONNX pieces.
   pm.addNestedPass<func::FuncOp>(createTfmFoldShapes());
   pm.addNestedPass<func::FuncOp>(createTfmRaiseTransformer());
   if (options.layers > 0)
     pm.addPass(createTfmKeepLayers(TfmKeepLayersOptions{options.layers}));
+}
+
+void wafer::buildPlanPipeline(OpPassManager &pm,
+                              const CompileOptions &options) {
   ConvertTfmToMeshOptions convert;
   convert.grid = options.grid;
   convert.target = options.target;

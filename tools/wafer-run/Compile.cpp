@@ -28,11 +28,15 @@ static std::string describe(mlir::Location loc) {
   return file;
 }
 
-bool wafer::planFits(mlir::ModuleOp module, CompileOptions options) {
+bool wafer::planFits(mlir::ModuleOp module, CompileOptions options,
+                     bool raised) {
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
   options.lower = false;
   mlir::PassManager pm(module.getContext());
-  buildCompilePipeline(pm, options);
+  if (raised)
+    buildPlanPipeline(pm, options);
+  else
+    buildCompilePipeline(pm, options);
   // Diagnostics of the attempt are not the user's errors.
   mlir::ScopedDiagnosticHandler quiet(module.getContext(),
                                       [](mlir::Diagnostic &) {
@@ -53,9 +57,20 @@ static std::string smallestSquareGrid(mlir::ModuleOp imported,
     consumeError(target.takeError());
     return "";
   }
+  // Raise once: the probes differ only in the grid.
+  {
+    mlir::PassManager pm(imported.getContext());
+    buildRaisePipeline(pm, options);
+    mlir::ScopedDiagnosticHandler quiet(imported.getContext(),
+                                        [](mlir::Diagnostic &) {
+                                          return mlir::success();
+                                        });
+    if (mlir::failed(pm.run(imported)))
+      return "";
+  }
   auto fitsSquare = [&](int64_t n) {
     options.grid = formatv("{0}x{0}", n).str();
-    return planFits(imported, options);
+    return planFits(imported, options, /*raised=*/true);
   };
   int64_t limit = std::min(target->fabricHeight, target->fabricWidth);
   int64_t fails = std::max(height, width), fits = 0;

@@ -20,8 +20,10 @@ llvm::Expected<rt::Program> compileModule(mlir::ModuleOp module,
                                           bool weights = true);
 
 /// Whether `module` fits the memory of the grid in `options` (the pipeline
-/// up to mesh-check-memory, on a copy).
-bool planFits(mlir::ModuleOp module, CompileOptions options);
+/// up to mesh-check-memory, on a copy; from convert-tfm-to-mesh on when
+/// `raised`: the module went through buildRaisePipeline already).
+bool planFits(mlir::ModuleOp module, CompileOptions options,
+              bool raised = false);
 
 } // namespace wafer
 

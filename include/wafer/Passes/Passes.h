@@ -35,6 +35,11 @@ namespace wafer {
 /// mesh-check-memory and convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
+/// Its grid-independent front: tfm-fold-shapes, tfm-raise-transformer and
+/// tfm-keep-layers.
+void buildRaisePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+/// The rest, from convert-tfm-to-mesh on.
+void buildPlanPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// The rewrite patterns of tfm-raise-transformer (embed, linear, rms_norm,
 /// swiglu, silu, rope, attention), for the greedy driver.
