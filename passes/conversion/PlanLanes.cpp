@@ -143,7 +143,7 @@ LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue,
   return success();
 }
 
-LogicalResult Planner::planLaneRope(tfm::RopeOp op, const LaneForm &form) {
+LogicalResult Planner::planLaneRope(tfm::RopeOp op, LaneForm form) {
   Value input = plannedValues.lookup(op.getInput());
   auto inputType = cast<RankedTensorType>(input.getType());
   auto cosType = cast<RankedTensorType>(op.getCos().getType());
@@ -172,7 +172,7 @@ LogicalResult Planner::planLaneRope(tfm::RopeOp op, const LaneForm &form) {
   return success();
 }
 
-LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, const LaneForm &form) {
+LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
   int64_t h = grid.getHeight(), w = grid.getWidth();
   Value past = op.getInputs()[0];
   KvCacheLayout cacheLayout;

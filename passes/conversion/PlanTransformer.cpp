@@ -444,11 +444,11 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
         v = plannedValues.lookup(op.getValue());
   // Tokens in the caches after this step (the caches hold more slots).
   int64_t length = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
-  auto lanes = laneValues.find(q);
-  bool lanesEverywhere = lanes != laneValues.end() && laneValues.count(k) &&
-                         laneValues.count(v);
-  if ((lanes != laneValues.end() || laneValues.count(k) ||
-       laneValues.count(v)) &&
+  std::optional<LaneForm> lanes;
+  if (auto found = laneValues.find(q); found != laneValues.end())
+    lanes = found->second;
+  bool lanesEverywhere = lanes && laneValues.count(k) && laneValues.count(v);
+  if ((lanes || laneValues.count(k) || laneValues.count(v)) &&
       !lanesEverywhere)
     return op.emitError("convert-tfm-to-mesh: attention's query, keys and "
                         "values must all come from projections planned as "
@@ -456,12 +456,11 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
   auto attention = builder.create<mesh::AttentionOp>(
       op.getLoc(), q.getType(), q, k, v, op.getScaleAttr(),
       builder.getI64IntegerAttr(length), allreduceAttr(), nullptr, nullptr,
-      lanesEverywhere
-          ? builder.getI64IntegerAttr(lanes->second.headDim / 2)
-          : nullptr);
+      lanesEverywhere ? builder.getI64IntegerAttr(lanes->headDim / 2)
+                      : nullptr);
   plannedValues[op.getResult()] = attention.getResult();
   if (lanesEverywhere)
-    laneValues[attention.getResult()] = lanes->second;
+    laneValues[attention.getResult()] = *lanes;
   return success();
 }
 

@@ -208,8 +208,10 @@ private:
   /// output projection).
   LogicalResult planLaneGemv(Operation *op, Value lhs, Value weight,
                              bool transposeWeight);
-  LogicalResult planLaneRope(tfm::RopeOp op, const LaneForm &form);
-  LogicalResult planLaneConcat(tfm::ConcatOp op, const LaneForm &form);
+  // Lane forms are taken by value: the callers find them in laneValues,
+  // which these insert into.
+  LogicalResult planLaneRope(tfm::RopeOp op, LaneForm form);
+  LogicalResult planLaneConcat(tfm::ConcatOp op, LaneForm form);
   /// The host's view reading back a cache of lanes in graph order.
   void collectLanes(mesh::CollectOp collect, const LaneForm &form);
 
