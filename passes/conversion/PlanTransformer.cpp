@@ -21,11 +21,25 @@ using namespace wafer;
 
 namespace wafer::planning {
 
+/// Whether `v` is a bias: a weight or constant vector.
+static bool isBias(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getRank() == 1 &&
+         isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(v.getDefiningOp());
+}
+
 /// Looks through the ops between a projection and attention.
 static Operation *projectionBehind(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (isa<tfm::LinearOp, tfm::MatMulOp>(def))
       return def;
+    // A projection's bias (QWen2's q, k and v).
+    if (auto add = dyn_cast<tfm::AddOp>(def)) {
+      if (isBias(add.getLhs()) == isBias(add.getRhs()))
+        return nullptr;
+      v = isBias(add.getLhs()) ? add.getRhs() : add.getLhs();
+      continue;
+    }
     if (auto concat = dyn_cast<tfm::ConcatOp>(def)) {
       if (concat.getInputs().size() != 2)
         return nullptr;
@@ -264,6 +278,49 @@ LogicalResult Planner::planView(Operation *op) {
          << op->getName()
          << " of a computed tensor is not supported by the plan (only "
             "attention heads and unit dimensions)";
+}
+
+LogicalResult Planner::planHeadBias(tfm::AddOp op, Value heads, Value bias) {
+  Value planned = plannedValues.lookup(heads);
+  auto type = cast<RankedTensorType>(planned.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (cast<RankedTensorType>(bias.getType()).getDimSize(0) !=
+      shape[1] * shape[2])
+    return op.emitError("convert-tfm-to-mesh: a bias of attention heads must "
+                        "hold one value per projection output");
+  Value placed;
+  std::optional<LaneForm> lanes;
+  if (auto found = laneValues.find(planned); found != laneValues.end())
+    lanes = found->second;
+  if (lanes) {
+    // In lane order, as the projection's weight columns.
+    int64_t group = shape[2] / 2;
+    SmallVector<NamedDim> stored{{'h', lanes->kvHeads}, {'g', group}};
+    llvm::append_range(stored, headDims(*lanes));
+    placed = placeNamed(op.getLoc(), bias, stored,
+                        {{'h', lanes->kvHeads},
+                         {'i', lanes->headDim / 2},
+                         {'g', group},
+                         {'u', 2}},
+                        shape, mesh::getLayout(type));
+  } else {
+    // [KVH, X] in graph order, broadcast over the rows.
+    Value rows = builder.create<tfm::ReshapeOp>(
+        op.getLoc(),
+        RankedTensorType::get({shape[1], shape[2]}, builder.getF32Type()),
+        bias);
+    placed = builder.create<mesh::DistributeOp>(op.getLoc(), type, rows);
+  }
+  auto map = builder.create<mesh::MapOp>(
+      op.getLoc(), type,
+      mesh::MapKindAttr::get(op.getContext(), mesh::MapKind::add), planned,
+      placed);
+  plannedValues[op.getResult()] = map.getResult();
+  if (lanes)
+    laneValues[map.getResult()] = *lanes;
+  if (headsFirst.contains(heads))
+    headsFirst.insert(op.getResult());
+  return success();
 }
 
 LogicalResult Planner::planRmsNorm(tfm::RmsNormOp op) {

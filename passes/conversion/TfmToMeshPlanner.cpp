@@ -235,6 +235,12 @@ LogicalResult Planner::planProduct(Operation *op, Value lhsValue,
 
 LogicalResult Planner::planElementwise(Operation *op, Value lhsValue,
                                        Value rhsValue, mesh::MapKind kind) {
+  // A bias on a projection into attention heads.
+  if (auto add = dyn_cast<tfm::AddOp>(op); add && kind == mesh::MapKind::add)
+    for (auto [heads, bias] : {std::pair(lhsValue, rhsValue),
+                               std::pair(rhsValue, lhsValue)})
+      if (isHostValue(bias) && isHeadForm(heads))
+        return planHeadBias(add, heads, bias);
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   // A computed operand of the full shape imposes its layout and shape.
   mesh::LayoutAttr chosen;

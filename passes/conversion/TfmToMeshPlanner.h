@@ -154,6 +154,9 @@ private:
   LogicalResult planHeadGemm(Operation *op, Value lhs, Value weight,
                              bool transposeWeight);
   LogicalResult planView(Operation *op);
+  /// heads + bias (a vector of the projection's outputs), the bias placed
+  /// in the heads' order.
+  LogicalResult planHeadBias(tfm::AddOp op, Value heads, Value bias);
   LogicalResult planRmsNorm(tfm::RmsNormOp op);
   LogicalResult planSwiglu(tfm::SwigluOp op);
   LogicalResult planRope(tfm::RopeOp op);

@@ -7,10 +7,12 @@ Run with Debian's Python (torch, onnx and numpy): ``/usr/bin/python3``.
         [--prefill-len 8] [--past-len 8] [--external-data auto|always|never]
         [--weights random|zeros] [--graphs prefill,decode] [--verify]
 
-CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b`` or
-a JSON file with the keys of ``LlamaConfig`` (dim, n_layers, n_heads,
-n_kv_heads, ffn_dim, vocab_size, rms_eps, rope_theta, rope_style,
-tie_word_embeddings; the last four are optional).  Every named config uses
+CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b``,
+``llama2-13b``, ``codellama-34b``, ``qwen2-72b`` (the shapes of the paper's
+larger models; QWen2 has biases on q, k and v) or a JSON file with the keys
+of ``LlamaConfig`` (dim, n_layers, n_heads, n_kv_heads, ffn_dim,
+vocab_size, rms_eps, rope_theta, rope_style, tie_word_embeddings,
+qkv_bias; the last five are optional).  Every named config uses
 rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
 stories15m ties its output projection to the embedding like llama2.c (the
 exported graph then holds the embedding and a transposed copy, as torch
@@ -106,6 +108,7 @@ class LlamaConfig:
     rope_theta: float = 10000.0
     rope_style: str = "half"            # "half" (Llama) or "interleaved" (GPT-J)
     tie_word_embeddings: bool = False
+    qkv_bias: bool = False              # QWen2: biases on q, k and v
 
     def __post_init__(self):
         if self.dim % self.n_heads:
@@ -126,6 +129,8 @@ class LlamaConfig:
     def n_params(self):
         d, kv = self.dim, self.n_kv_heads * self.head_dim
         per_layer = 2 * d * d + 2 * d * kv + 3 * d * self.ffn_dim + 2 * d
+        if self.qkv_bias:
+            per_layer += d + 2 * kv
         lm_head = 0 if self.tie_word_embeddings else self.vocab_size * d
         return self.vocab_size * d + self.n_layers * per_layer + d + lm_head
 
@@ -143,6 +148,16 @@ CONFIGS = {
     "llama3-8b": LlamaConfig(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8,
                              ffn_dim=14336, vocab_size=128256,
                              rope_theta=500000.0, tie_word_embeddings=False),
+    # The paper's larger models (Tables 3 and 4), shapes from their
+    # published configurations.
+    "llama2-13b": LlamaConfig(dim=5120, n_layers=40, n_heads=40, n_kv_heads=40,
+                              ffn_dim=13824, vocab_size=32000),
+    "codellama-34b": LlamaConfig(dim=8192, n_layers=48, n_heads=64, n_kv_heads=8,
+                                 ffn_dim=22016, vocab_size=32000,
+                                 rope_theta=1000000.0),
+    "qwen2-72b": LlamaConfig(dim=8192, n_layers=80, n_heads=64, n_kv_heads=8,
+                             ffn_dim=29568, vocab_size=152064, rms_eps=1e-6,
+                             rope_theta=1000000.0, qkv_bias=True),
 }
 
 
@@ -261,9 +276,10 @@ class LlamaAttention(nn.Module):
         self.num_key_value_groups = config.n_heads // config.n_kv_heads
         self.head_dim = config.head_dim
         d, hd = config.dim, config.head_dim
-        self.q_proj = nn.Linear(d, self.num_heads * hd, bias=False, device=device)
-        self.k_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=False, device=device)
-        self.v_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=False, device=device)
+        bias = config.qkv_bias
+        self.q_proj = nn.Linear(d, self.num_heads * hd, bias=bias, device=device)
+        self.k_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=bias, device=device)
+        self.v_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=bias, device=device)
         self.o_proj = nn.Linear(self.num_heads * hd, d, bias=False, device=device)
 
     def forward(self, hidden_states, position_embeddings, attention_mask=None,
@@ -682,8 +698,8 @@ def fill_random_weights(weights, offsets, data_path, seed):
     (``offsets``: attach_zero_weights's).
 
     One tensor at a time and in chunks, so a model of any size fits in
-    memory: normal(0, 0.02) for matrices, 1 + 0.1 * normal for the rank-1
-    (RMSNorm) weights, each tensor from its own generator seeded by
+    memory: normal(0, 0.02) for matrices and biases, 1 + 0.1 * normal for the
+    RMSNorm weights, each tensor from its own generator seeded by
     ``seed`` and its index.
     """
     chunk = 1 << 24
@@ -694,7 +710,8 @@ def fill_random_weights(weights, offsets, data_path, seed):
             f.seek(offsets[name])
             for start in range(0, count, chunk):
                 values = rng.standard_normal(min(chunk, count - start), dtype=np.float32)
-                values = 1 + 0.1 * values if len(shape) == 1 else 0.02 * values
+                norm = len(shape) == 1 and not name.endswith("bias")
+                values = 1 + 0.1 * values if norm else 0.02 * values
                 f.write(values.astype("<f4").tobytes())
 
 
@@ -807,7 +824,8 @@ def structure_summary(proto, config, graph, seed, prefill_len, past_len):
                         n_layers=2, n_heads=config.n_heads, n_kv_heads=config.n_kv_heads,
                         ffn_dim=24, vocab_size=64, rms_eps=config.rms_eps,
                         rope_theta=config.rope_theta, rope_style=config.rope_style,
-                        tie_word_embeddings=config.tie_word_embeddings)
+                        tie_word_embeddings=config.tie_word_embeddings,
+                        qkv_bias=config.qkv_bias)
     with tempfile.TemporaryDirectory() as tmp:
         ref_model = build_model(small, "random", seed)
         example = make_inputs(small, graph, seed, prefill_len, past_len)
