@@ -144,11 +144,15 @@ def main():
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
     ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
     ap.add_argument("--tables", default="6,4,3")
+    ap.add_argument("--work", help="keep the exported graphs here and reuse "
+                    "them (default: a temporary directory)")
     args = ap.parse_args()
     wafer_run = os.path.join(args.bin, "wafer-run")
     tables = args.tables.split(",")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="wafer-paper-") as work:
+    with tempfile.TemporaryDirectory(prefix="wafer-paper-") as scratch:
+        work = args.work or scratch
+        os.makedirs(work, exist_ok=True)
         if "6" in tables:
             for size, paper_ms in TABLE6.items():
                 model = os.path.join(work, f"gemv{size}.onnx")
