@@ -26,8 +26,9 @@ using namespace wafer;
 namespace {
 
 /// The norm a layer's attention reads its input through: follow the query's
-/// first operands back (linear, reshape, transpose, rope, scaling) to the
-/// first rms_norm. Null if there is none within a few ops.
+/// first operands back (linear, reshape, transpose, rope, scaling; past a
+/// projection's bias, the computed operand) to the first rms_norm. Null if
+/// there is none within a few ops.
 tfm::RmsNormOp layerNorm(tfm::AttentionOp attention) {
   Value v = attention.getQuery();
   for (int step = 0; step < 16; ++step) {
@@ -37,6 +38,10 @@ tfm::RmsNormOp layerNorm(tfm::AttentionOp attention) {
     if (auto norm = dyn_cast<tfm::RmsNormOp>(def))
       return norm;
     v = def->getOperand(0);
+    if (auto add = dyn_cast<tfm::AddOp>(def);
+        add && isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(
+                   add.getLhs().getDefiningOp()))
+      v = add.getRhs();
   }
   return nullptr;
 }
