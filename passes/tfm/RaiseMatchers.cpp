@@ -105,7 +105,7 @@ SmallVector<Value> raise::dataMovementChain(Value v) {
 namespace {
 
 /// The values `root` is computed from by linear steps (isLinearStep) from
-/// constants and one outside value, those of root's type first ordered as
+/// constants, weights and one outside value, those of root's type first ordered as
 /// in the block (closest to the outside value first); empty when there are
 /// more outside values, no product, or more than `maxOps` ops.
 SmallVector<Value> linearCone(Value root, int maxOps) {
@@ -121,7 +121,9 @@ SmallVector<Value> linearCone(Value root, int maxOps) {
     if (v != root && v.getType() == root.getType())
       candidates.push_back(v);
     Operation *def = v.getDefiningOp();
-    if (def && isa<tfm::ConstantOp>(def))
+    // Fixed values, not the outside value: constants and weights (a
+    // projection's bias behind the rotation's input).
+    if (def && isa<tfm::ConstantOp, tfm::WeightOp>(def))
       continue;
     if (!def || !isLinearStep(def)) {
       if (outside && outside != v)
