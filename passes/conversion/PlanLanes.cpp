@@ -111,12 +111,7 @@ LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue,
   Value rhs;
   RankedTensorType resultType;
   if (intoLanes) {
-    if (!isHostValue(lhsValue) &&
-        splitAxis(plannedValues.lookup(lhsValue)) != kY)
-      return op->emitError("convert-tfm-to-mesh: a projection into heads "
-                           "needs its input split along y");
-    auto planned = materialize(op, lhsValue, {1, k},
-                               layout({kNone, kY}, {1, h}));
+    FailureOr<Value> planned = headProjectionInput(op, lhsValue, k);
     if (failed(planned))
       return failure();
     lhs = *planned;

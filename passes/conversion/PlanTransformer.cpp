@@ -113,6 +113,15 @@ Value Planner::placeHeadWeight(Location loc, Value weight, bool transposed,
   return distribute.getResult();
 }
 
+FailureOr<Value> Planner::headProjectionInput(Operation *op, Value lhs,
+                                              int64_t k) {
+  if (!isHostValue(lhs) && splitAxis(plannedValues.lookup(lhs)) != kY)
+    return op->emitError("convert-tfm-to-mesh: a projection into heads "
+                         "needs its input split along y");
+  return materialize(op, lhs, {1, k},
+                     layout({kNone, kY}, {1, grid.getHeight()}));
+}
+
 /// A GEMV producing heads (q, k, v projections: [1, E] along y ->
 /// [1, KVH, N / KVH] along x) or consuming them (the output projection:
 /// [1, KVH, X] along x -> [1, N] along y).
@@ -145,12 +154,7 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
     if (n % kvHeads != 0)
       return op->emitError("convert-tfm-to-mesh: ")
              << n << " outputs do not split into " << kvHeads << " KV heads";
-    if (!isHostValue(lhsValue) &&
-        splitAxis(plannedValues.lookup(lhsValue)) != kY)
-      return op->emitError("convert-tfm-to-mesh: a projection into heads "
-                           "needs its input split along y");
-    auto planned = materialize(op, lhsValue, {1, k},
-                               layout({kNone, kY}, {1, h}));
+    FailureOr<Value> planned = headProjectionInput(op, lhsValue, k);
     if (failed(planned))
       return failure();
     lhs = *planned;

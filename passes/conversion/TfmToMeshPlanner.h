@@ -151,6 +151,9 @@ private:
   bool isHeadForm(Value v);
   LogicalResult planHeadGemv(Operation *op, Value lhs, Value weight,
                              bool transposeWeight);
+  /// A decode projection's input into heads or lanes: the vector [1, k]
+  /// split along y (an error when a previous GEMV left it along x).
+  FailureOr<Value> headProjectionInput(Operation *op, Value lhs, int64_t k);
   LogicalResult planHeadGemm(Operation *op, Value lhs, Value weight,
                              bool transposeWeight);
   LogicalResult planView(Operation *op);

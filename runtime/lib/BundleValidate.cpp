@@ -211,6 +211,18 @@ private:
     return !MulOverflow(a, b, product) && product <= limit;
   }
 
+  /// The element count of a shape from a file: none for a negative size or
+  /// a count above kMaxSize.
+  static std::optional<int64_t> boundedCount(const std::vector<int64_t> &dims) {
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      if (d < 0 || !fits(count, d, kMaxSize))
+        return std::nullopt;
+      count *= d;
+    }
+    return count;
+  }
+
   Error body(const Role &role, const std::vector<Instr> &list,
              const std::string &prefix) {
     for (size_t i = 0; i < list.size(); ++i) {
@@ -381,13 +393,10 @@ private:
                           need, p.buffers[t.buffer].name,
                           p.buffers[t.buffer].elements));
     if (!t.view.empty()) {
-      int64_t viewed = 1;
-      for (int64_t d : t.view)
-        if (d < 0 || !fits(viewed, d, kMaxSize))
-          return fail("view too large");
-        else
-          viewed *= d;
-      if (viewed != placed)
+      std::optional<int64_t> viewed = boundedCount(t.view);
+      if (!viewed)
+        return fail("view too large");
+      if (*viewed != placed)
         return fail("view does not hold the placed tensor's elements");
     }
     const std::vector<int64_t> &shape = t.viewShape();
@@ -400,7 +409,7 @@ private:
             return fail("permutation is not a permutation of the "
                         "dimensions");
       }
-      int64_t elements = 1, returned = 1;
+      int64_t elements = 1;
       for (int64_t d : shape)
         elements *= d;
       if (t.indexDim >= 0) {
@@ -412,30 +421,23 @@ private:
         elements = elements / std::max<int64_t>(shape[t.indexDim], 1) *
                    int64_t(t.indexMap.size());
       }
-      for (int64_t d : t.sourceShape)
-        if (d < 0 || !fits(returned, d, kMaxSize))
-          return fail("returned shape too large");
-        else
-          returned *= d;
-      if (!t.sourceShape.empty() && returned != elements)
+      std::optional<int64_t> returned = boundedCount(t.sourceShape);
+      if (!returned)
+        return fail("returned shape too large");
+      if (!t.sourceShape.empty() && *returned != elements)
         return fail("returned shape does not hold the tensor's elements");
       return Error::success();
     }
 
     const std::vector<int64_t> &source = t.permutedSource();
     if (!t.sourceView.empty()) {
-      int64_t supplied = 1, viewed = 1;
-      for (int64_t d : t.sourceShape)
-        if (d < 0 || !fits(supplied, d, kMaxSize))
-          return fail("source shape too large");
-        else
-          supplied *= d;
-      for (int64_t d : t.sourceView)
-        if (d < 0 || !fits(viewed, d, kMaxSize))
-          return fail("source view too large");
-        else
-          viewed *= d;
-      if (supplied != viewed)
+      std::optional<int64_t> supplied = boundedCount(t.sourceShape),
+                             viewed = boundedCount(t.sourceView);
+      if (!supplied)
+        return fail("source shape too large");
+      if (!viewed)
+        return fail("source view too large");
+      if (*supplied != *viewed)
         return fail("source view does not hold the source's elements");
     }
     size_t srcRank = source.size();
