@@ -354,6 +354,32 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
   return true;
 }
 
+unsigned dependencesOf(const Node &n) {
+  unsigned deps = 0;
+  if (n.kind == Node::Kind::Variable) {
+    switch (n.var) {
+    case Var::X:
+    case Var::LX:
+      return Expr::Column;
+    case Var::Y:
+    case Var::LY:
+      return Expr::Row;
+    case Var::I:
+      return Expr::Iteration;
+    case Var::T:
+      return Expr::Position;
+    case Var::W:
+    case Var::H:
+      return 0;
+    }
+  }
+  if (n.lhs)
+    deps |= dependencesOf(*n.lhs);
+  if (n.rhs)
+    deps |= dependencesOf(*n.rhs);
+  return deps;
+}
+
 } // namespace
 
 Expected<Expr> Expr::parse(StringRef text) {
@@ -374,7 +400,8 @@ Expected<int64_t> Expr::evaluate(const ExprEnv &env) const {
 const std::string &Expr::text() const { return text_; }
 
 Expr::Expr(std::string text, std::shared_ptr<const Node> root)
-    : text_(std::move(text)), root_(std::move(root)) {}
+    : text_(std::move(text)), root_(std::move(root)),
+      dependences_(dependencesOf(*root_)) {}
 Expr::Expr(const Expr &) = default;
 Expr &Expr::operator=(const Expr &) = default;
 Expr::Expr(Expr &&) noexcept = default;

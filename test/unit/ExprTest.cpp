@@ -62,6 +62,19 @@ TEST(Expr, Variables) {
   EXPECT_EQ(eval("(lx + 1) % W == 6", env), 1);
 }
 
+TEST(Expr, DependencesNameTheVariablesRead) {
+  auto deps = [](llvm::StringRef text) {
+    return llvm::cantFail(Expr::parse(text)).dependences();
+  };
+  EXPECT_EQ(deps("W * H + 3"), 0u);
+  EXPECT_EQ(deps("ly % 10 == 0 && ly + 10 < H"), unsigned(Expr::Row));
+  EXPECT_EQ(deps("x + lx"), unsigned(Expr::Column));
+  EXPECT_EQ(deps("x + y"), unsigned(Expr::Column | Expr::Row));
+  EXPECT_EQ(deps("i == 0 || t / 96"),
+            unsigned(Expr::Iteration | Expr::Position));
+  EXPECT_EQ(deps("-(!y)"), unsigned(Expr::Row));
+}
+
 TEST(Expr, ShortCircuitAvoidsDivisionByZero) {
   EXPECT_EQ(eval("x != 0 && 10 / x > 1"), 0);
   EXPECT_EQ(eval("x == 0 || 10 / x"), 1);

@@ -8,9 +8,11 @@
 // outputs (HostIO.h).
 //
 // Scheduling is a discrete-event loop over batches: the ready cores with the
-// smallest time run (in parallel when allowed) until they block on a recv,
-// finish, or reach a send at a later time; the sends of a batch are then
-// committed in (y, x) order. Only commits touch shared state, so results and
+// smallest time run until they block on a recv, finish, or reach a send at
+// a later time. Sends enter the network in (time, y, x) order: a batch run
+// in parallel stops its cores at each send and commits the sends in (y, x)
+// order; a batch run on one thread commits each send as its core issues it,
+// cores in (y, x) order. Only commits touch shared state, so results and
 // cycle counts do not depend on the number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
@@ -23,6 +25,7 @@
 #include "HostIO.h"
 #include "Network.h"
 #include "Progress.h"
+#include "ReadyQueue.h"
 #include "RoleCode.h"
 
 #include "wafer/Runtime/Bundle.h"
@@ -38,7 +41,6 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <queue>
 
 using namespace llvm;
 
@@ -129,8 +131,15 @@ private:
 
   Error allocate();
   Error simulate();
-  void runCore(int32_t id, int64_t batchTime);
-  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime);
+  /// With `commitSends`, the core's sends enter the network as it issues
+  /// them and it runs on; otherwise it stops at each send, which the batch
+  /// commits after all its cores ran (so they can run in parallel).
+  void runCore(int32_t id, int64_t batchTime, bool commitSends);
+  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime,
+            bool commitSends);
+  /// After a core's run in a batch: flushes its op marks and queues it
+  /// again if it can go on.
+  void retire(int32_t id);
   Error commitSend(int32_t id, const Outgoing &o);
   Error deadlock() const;
   RunStats stats() const;
@@ -183,6 +192,7 @@ private:
 
   std::vector<std::vector<Op>> code; // per role
   std::vector<Expr> exprs;
+  ExprTables exprTables;
   std::vector<int32_t> roleOf;
 
   int64_t sramBytes = 0;
@@ -202,9 +212,7 @@ private:
   std::vector<bool> residentInputs;
 
   std::vector<Core> cores;
-  std::priority_queue<std::pair<int64_t, int32_t>,
-                      std::vector<std::pair<int64_t, int32_t>>, std::greater<>>
-      ready;
+  ReadyQueue ready;
   std::vector<OpTotals> opTotals;
   int64_t doneCores = 0;
   /// Per core: its trace track, or -1 (empty when not tracing).
@@ -243,7 +251,7 @@ Error Scheduler::allocate() {
 
 /// Runs the core until it blocks, finishes or reaches a send that belongs to
 /// a later batch.
-void Scheduler::runCore(int32_t id, int64_t batchTime) {
+void Scheduler::runCore(int32_t id, int64_t batchTime, bool commitSends) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
   while (c.pc < ops.size() && c.error.empty()) {
@@ -251,7 +259,7 @@ void Scheduler::runCore(int32_t id, int64_t batchTime) {
       budgetExceeded(id, c);
       return;
     }
-    if (!step(id, c, ops[c.pc], batchTime))
+    if (!step(id, c, ops[c.pc], batchTime, commitSends))
       return;
   }
   if (c.pc >= ops.size())
@@ -276,7 +284,8 @@ void Scheduler::budgetExceeded(int32_t id, Core &c) const {
 }
 
 /// Executes one op; false when the core must stop for this batch.
-bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
+bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
+                     bool commitSends) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
     int64_t free = std::max(c.time, busy(id, buf));
@@ -288,7 +297,9 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     return false;
   };
   // Expressions see the core's coordinates and the innermost loop's i.
-  auto evaluate = [&](int32_t expr) {
+  auto evaluate = [&](int32_t expr) -> Expected<int64_t> {
+    if (const int64_t *value = exprTables.lookup(expr, id % W, id / W))
+      return *value;
     ExprEnv e = env(id);
     if (!c.loops.empty())
       e.i = c.loops.back().iteration;
@@ -395,6 +406,15 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime) {
     c.time += timing.sendIssueCycles();
     c.busyTotal += timing.sendIssueCycles();
     ++c.pc;
+    if (commitSends) {
+      Error e = commitSend(id, *c.outbox);
+      c.outbox.reset();
+      if (e) {
+        c.error = toString(std::move(e));
+        return false;
+      }
+      return true;
+    }
     // Stop so that the commit records when the storage is free again.
     return false;
   }
@@ -468,7 +488,7 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
         Core &dst = cores[core];
         if (dst.status == Status::Blocked && dst.waitColor == color) {
           dst.status = Status::Ready;
-          ready.push({dst.time, core});
+          ready.push(dst.time, core);
         }
       });
   if (!storageFree)
@@ -519,8 +539,9 @@ Error Scheduler::simulate() {
   doneCores = 0;
   network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
+  ready.clear();
   for (int32_t id = 0; id < N; ++id)
-    ready.push({0, id});
+    ready.push(0, id);
 
   std::optional<DefaultThreadPool> pool;
   if (threads > 1)
@@ -528,13 +549,8 @@ Error Scheduler::simulate() {
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
   while (!ready.empty()) {
-    int64_t now = ready.top().first;
+    int64_t now = ready.popEarliest(batch);
     progress.update(now, doneCores);
-    batch.clear();
-    while (!ready.empty() && ready.top().first == now) {
-      batch.push_back(ready.top().second);
-      ready.pop();
-    }
     // Cores only touch their own state while running, so any split works.
     // A batch is worth handing out only when it is large: a core's slice
     // of a batch is often a few instructions, less than a task's overhead.
@@ -543,49 +559,59 @@ Error Scheduler::simulate() {
       size_t chunk = (batch.size() + threads - 1) / threads;
       auto runChunk = [&](size_t lo) {
         for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
-          runCore(batch[i], now);
+          runCore(batch[i], now, /*commitSends=*/false);
       };
       // The pool runs all chunks but the first, which this thread runs.
       for (size_t lo = chunk; lo < batch.size(); lo += chunk)
         pool->async([&, lo] { runChunk(lo); });
       runChunk(0);
       pool->wait();
-    } else {
+      // Commit in (y, x) order: errors, op marks, then sends (which may
+      // wake cores of this batch that blocked).
       for (int32_t id : batch)
-        runCore(id, now);
+        if (!cores[id].error.empty())
+          return err(cores[id].error);
+      for (int32_t id : batch)
+        retire(id);
+      for (int32_t id : batch)
+        if (std::optional<Outgoing> &o = cores[id].outbox) {
+          if (Error e = commitSend(id, *o))
+            return e;
+          o.reset();
+        }
+      continue;
     }
-
-    // Commit in (y, x) order: errors, op marks, then sends (which may wake
-    // cores of this batch that blocked).
-    for (int32_t id : batch)
+    // One after another in (y, x) order, each send committed as it is
+    // issued. The sends still enter the network in (time, y, x) order, as
+    // in a parallel batch; a recv may now find a message of this batch
+    // instead of blocking until it comes, which changes no cycle.
+    for (int32_t id : batch) {
+      runCore(id, now, /*commitSends=*/true);
       if (!cores[id].error.empty())
         return err(cores[id].error);
-    for (int32_t id : batch) {
-      Core &c = cores[id];
-      for (const MarkRecord &m : c.marks) {
-        OpTotals &o = opTotals[m.op];
-        o.end = std::max(o.end, m.time);
-        o.compute = std::max(o.compute, m.compute);
-        o.words += m.words;
-        o.messages += m.messages;
-      }
-      c.marks.clear();
-      if (c.status == Status::Ready)
-        ready.push({c.time, id});
-      else if (c.status == Status::Done)
-        ++doneCores;
+      retire(id);
     }
-    for (int32_t id : batch)
-      if (std::optional<Outgoing> &o = cores[id].outbox) {
-        if (Error e = commitSend(id, *o))
-          return e;
-        o.reset();
-      }
   }
   for (const Core &c : cores)
     if (c.status != Status::Done)
       return deadlock();
   return Error::success();
+}
+
+void Scheduler::retire(int32_t id) {
+  Core &c = cores[id];
+  for (const MarkRecord &m : c.marks) {
+    OpTotals &o = opTotals[m.op];
+    o.end = std::max(o.end, m.time);
+    o.compute = std::max(o.compute, m.compute);
+    o.words += m.words;
+    o.messages += m.messages;
+  }
+  c.marks.clear();
+  if (c.status == Status::Ready)
+    ready.push(c.time, id);
+  else if (c.status == Status::Done)
+    ++doneCores;
 }
 
 void Scheduler::chooseTracedCores() {
@@ -722,6 +748,8 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
   position = request.position.value_or(p.position);
   if (position < 0)
     return err(formatv("position {0} is negative", position));
+  if (mode != EmulatorMode::Analytic)
+    exprTables.build(exprs, grid.posX, grid.posY, position);
   bool hasData = mode == EmulatorMode::Functional;
   auto currentSlot = [&](int32_t core, int32_t buf) {
     return slotOf(core, buf);

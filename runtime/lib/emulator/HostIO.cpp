@@ -89,29 +89,38 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
                            a.data.size(), shapeText(a.shape)));
       source = &a.data;
     }
-    // The source index of every placed element, shared by all replicas.
     // Placed as the source is: no transpose, broadcast or gather.
     bool direct = in.permutation.empty() && in.indexDim < 0 &&
                   in.view.empty() && in.sourceView.empty() &&
                   in.shape == in.sourceShape;
+    DType dtype = p.buffers[in.buffer].dtype;
+    // Otherwise the placed tensor is made once, rounded to the buffer's
+    // type, and every core copies its tiles from it as from a direct one.
+    std::vector<float> placed;
+    if (!direct) {
+      int64_t count = 1;
+      for (int64_t extent : in.shape)
+        count *= std::max<int64_t>(extent, 0);
+      placed.resize(count);
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t index = sourceIndex(in, i);
+        placed[i] = index < 0 ? 0.0f : (*source)[index];
+      }
+      roundToType(dtype, placed.data(), count);
+      source = &placed;
+    }
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
       forEachLocalRun(
           in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
           [&](int64_t local, int64_t global, int64_t length) {
-            if (global < 0) {
+            if (global < 0)
               std::fill_n(dst + local, length, 0.0f);
-            } else if (direct) {
+            else
               std::copy_n(source->data() + global, length, dst + local);
-            } else {
-              for (int64_t i = 0; i < length; ++i) {
-                int64_t index = sourceIndex(in, global + i);
-                dst[local + i] = index < 0 ? 0.0f : (*source)[index];
-              }
-            }
           });
-      roundToType(p.buffers[in.buffer].dtype, dst,
-                  p.buffers[in.buffer].elements);
+      if (direct)
+        roundToType(dtype, dst, p.buffers[in.buffer].elements);
     }
   }
   return Error::success();

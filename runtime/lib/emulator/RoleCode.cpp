@@ -132,4 +132,47 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
   }
 }
 
+void ExprTables::build(const std::vector<Expr> &exprs,
+                       const std::vector<int64_t> &posX,
+                       const std::vector<int64_t> &posY, int64_t position) {
+  int64_t W = int64_t(posX.size()), H = int64_t(posY.size());
+  entries.assign(exprs.size(), Entry());
+  values.clear();
+  for (size_t k = 0; k < exprs.size(); ++k) {
+    unsigned deps = exprs[k].dependences();
+    if ((deps & Expr::Iteration) ||
+        (deps & (Expr::Column | Expr::Row)) == (Expr::Column | Expr::Row))
+      continue;
+    By by = deps & Expr::Column ? By::Column
+            : deps & Expr::Row  ? By::Row
+                                : By::Constant;
+    int64_t count = by == By::Column ? W : by == By::Row ? H : 1;
+    size_t offset = values.size();
+    bool failed = false;
+    for (int64_t v = 0; v < count && !failed; ++v) {
+      // The other axis's coordinates are 0: the value does not read them.
+      ExprEnv env{by == By::Column ? v : 0,
+                  by == By::Row ? v : 0,
+                  by == By::Column ? posX[v] : 0,
+                  by == By::Row ? posY[v] : 0,
+                  W,
+                  H};
+      env.t = position;
+      llvm::Expected<int64_t> value = exprs[k].evaluate(env);
+      if (!value) {
+        // Evaluated on the core instead, which reports the error there.
+        llvm::consumeError(value.takeError());
+        failed = true;
+      } else {
+        values.push_back(*value);
+      }
+    }
+    if (failed) {
+      values.resize(offset);
+      continue;
+    }
+    entries[k] = {by, offset};
+  }
+}
+
 } // namespace wafer::rt::emulator

@@ -66,6 +66,43 @@ struct Op {
 void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
                  std::vector<Expr> &exprs);
 
+/// The values of the expressions that vary with at most one grid axis and
+/// not with the loop iteration, tabulated per run. Most conditions and
+/// counts of a role (`ly % 10 == 0 && ...`) are evaluated by every core at
+/// every op; a lookup replaces a walk of the expression tree.
+class ExprTables {
+public:
+  /// `posX` and `posY` are the cores' logical positions (lx, ly) by
+  /// column and row; `position` the run's `t`.
+  void build(const std::vector<Expr> &exprs, const std::vector<int64_t> &posX,
+             const std::vector<int64_t> &posY, int64_t position);
+  /// The value on core (x, y), or null when the expression must be
+  /// evaluated (it depends on i, on both axes, or fails somewhere).
+  const int64_t *lookup(int32_t expr, int64_t x, int64_t y) const {
+    const Entry &e = entries[expr];
+    switch (e.by) {
+    case By::None:
+      return nullptr;
+    case By::Constant:
+      return &values[e.offset];
+    case By::Column:
+      return &values[e.offset + x];
+    case By::Row:
+      return &values[e.offset + y];
+    }
+    return nullptr;
+  }
+
+private:
+  enum class By : uint8_t { None, Constant, Column, Row };
+  struct Entry {
+    By by = By::None;
+    size_t offset = 0;
+  };
+  std::vector<Entry> entries;
+  std::vector<int64_t> values;
+};
+
 } // namespace wafer::rt::emulator
 
 #endif // WAFER_RUNTIME_EMULATOR_ROLECODE_H

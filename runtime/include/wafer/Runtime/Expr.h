@@ -27,6 +27,17 @@ public:
   llvm::Expected<int64_t> evaluate(const ExprEnv &env) const;
   const std::string &text() const;
 
+  /// What the value can vary with, as a mask of the bits below: the
+  /// column (x, lx), the row (y, ly), the loop iteration (i) and the decode
+  /// position (t). W, H and literals are fixed for a program.
+  enum Dependence : unsigned {
+    Column = 1,
+    Row = 2,
+    Iteration = 4,
+    Position = 8
+  };
+  unsigned dependences() const { return dependences_; }
+
   struct Node;
   Expr(const Expr &);
   Expr &operator=(const Expr &);
@@ -38,6 +49,7 @@ private:
   Expr(std::string text, std::shared_ptr<const Node> root);
   std::string text_;
   std::shared_ptr<const Node> root_;
+  unsigned dependences_ = 0;
 };
 
 } // namespace wafer::rt

@@ -1,0 +1,55 @@
+//===- ReadyQueue.h - The cores ready to run, by time -----------*- C++ -*-===//
+//
+// The scheduler's event queue. Thousands of cores usually share one time
+// (they run the same role in lockstep), so the queue keeps a bucket of core
+// ids per distinct time instead of one heap entry per core: a push is an
+// append, and a batch comes out as one bucket sorted by core id, the order
+// the scheduler commits in.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_RUNTIME_EMULATOR_READYQUEUE_H
+#define WAFER_RUNTIME_EMULATOR_READYQUEUE_H
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace wafer::rt::emulator {
+
+class ReadyQueue {
+public:
+  bool empty() const { return buckets.empty(); }
+  void push(int64_t time, int32_t core) {
+    auto [it, fresh] = buckets.try_emplace(time);
+    if (fresh && !spare.empty()) {
+      it->second.swap(spare.back());
+      spare.pop_back();
+    }
+    it->second.push_back(core);
+  }
+  /// Moves the cores of the earliest time into `batch`, in ascending id,
+  /// and returns that time. The queue must not be empty.
+  int64_t popEarliest(std::vector<int32_t> &batch) {
+    auto first = buckets.begin();
+    int64_t time = first->first;
+    batch.clear();
+    batch.swap(first->second);
+    // Cores are pushed mostly in id order; sort only when they are not.
+    if (!std::is_sorted(batch.begin(), batch.end()))
+      std::sort(batch.begin(), batch.end());
+    spare.push_back(std::move(first->second));
+    buckets.erase(first);
+    return time;
+  }
+  void clear() { buckets.clear(); }
+
+private:
+  std::map<int64_t, std::vector<int32_t>> buckets;
+  /// Emptied buckets' storage, reused so that pushes rarely allocate.
+  std::vector<std::vector<int32_t>> spare;
+};
+
+} // namespace wafer::rt::emulator
+
+#endif // WAFER_RUNTIME_EMULATOR_READYQUEUE_H
