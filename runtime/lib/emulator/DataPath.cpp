@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include <sys/mman.h>
+
 namespace wafer::rt::emulator {
 
 DataPath::~DataPath() = default;
@@ -83,6 +85,12 @@ public:
                             "of {1} cores (the timing mode needs none)",
                             bytes, cores)
                   .str());
+#ifdef MADV_POPULATE_WRITE
+    // Every page is written (inputs, kernels); faulting them in with one
+    // call is cheaper than a trap per page. Without the call (older
+    // kernels), they fault in as they are written.
+    (void)madvise(data.base(), bytes, MADV_POPULATE_WRITE);
+#endif
     return llvm::Error::success();
   }
 

@@ -109,8 +109,23 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
       roundToType(dtype, placed.data(), count);
       source = &placed;
     }
+    // A grid axis no dimension is split along holds replicas: those cores
+    // copy the tiles of the first core of their row or column.
+    bool alongX = false, alongY = false;
+    for (const LayoutDim &d : in.layout) {
+      alongX |= d.axis == Axis::X;
+      alongY |= d.axis == Axis::Y;
+    }
+    int64_t elements = p.buffers[in.buffer].elements;
     for (int64_t id = 0; id < W * H; ++id) {
       float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
+      int64_t replicaOf = (alongY ? id / W : 0) * W + (alongX ? id % W : 0);
+      if (replicaOf != id) {
+        std::copy_n(data.storage(int32_t(replicaOf),
+                                 slotOf(int32_t(replicaOf), in.buffer)),
+                    elements, dst);
+        continue;
+      }
       forEachLocalRun(
           in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
           [&](int64_t local, int64_t global, int64_t length) {
@@ -120,7 +135,7 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
               std::copy_n(source->data() + global, length, dst + local);
           });
       if (direct)
-        roundToType(dtype, dst, p.buffers[in.buffer].elements);
+        roundToType(dtype, dst, elements);
     }
   }
   return Error::success();
