@@ -301,8 +301,11 @@ void wafer::registerBundleTranslations() {
         llvm::Expected<rt::Program> program = buildRuntimeProgram(*module);
         if (!program)
           return module->emitError(llvm::toString(program.takeError()));
-        std::vector<uint8_t> bytes = rt::serializeBundle(*program);
-        os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        llvm::Expected<std::vector<uint8_t>> bytes =
+            rt::serializeBundle(*program);
+        if (!bytes)
+          return module->emitError(llvm::toString(bytes.takeError()));
+        os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
         return success();
       });
   TranslateRegistration dump(

@@ -409,7 +409,25 @@ void sealBundle(std::vector<uint8_t> &flatbuffer) {
     flatbuffer.push_back(uint8_t(sum >> (8 * i)));
 }
 
-std::vector<uint8_t> serializeBundle(const Program &program) {
+Expected<std::vector<uint8_t>> serializeBundle(const Program &program,
+                                               uint64_t maxBytes) {
+  // FlatBuffers offsets are 32-bit: past 2 GiB the builder writes a buffer
+  // no reader accepts. The tensors' values are nearly all of a bundle; the
+  // margin stands for the code, names and tables.
+  uint64_t values = 0;
+  for (const std::vector<HostTensor> *list :
+       {&program.inputs, &program.outputs})
+    for (const HostTensor &t : *list)
+      values +=
+          t.data.size() * sizeof(float) + t.indexMap.size() * sizeof(int64_t);
+  static_assert(kMaxBundleBytes <= FLATBUFFERS_MAX_BUFFER_SIZE);
+  uint64_t margin = std::min<uint64_t>(uint64_t(64) << 20, maxBytes / 32);
+  if (values + margin > std::min(maxBytes, kMaxBundleBytes))
+    return err(formatv("the bundle would hold {0} bytes of tensor values, "
+                       "more than a bundle can ({1} bytes, FlatBuffers' "
+                       "limit); save fewer layers (--layers) or run without "
+                       "saving it",
+                       values, maxBytes));
   std::vector<uint8_t> bytes = Writer().write(program);
   sealBundle(bytes);
   return bytes;
@@ -475,7 +493,11 @@ Expected<Program> readBundleFile(StringRef path) {
 }
 
 Error writeBundleFile(const Program &program, StringRef path) {
-  std::vector<uint8_t> bytes = serializeBundle(program);
+  Expected<std::vector<uint8_t>> serialized = serializeBundle(program);
+  if (!serialized)
+    return err(formatv("cannot write bundle '{0}': {1}", path,
+                       toString(serialized.takeError())));
+  std::vector<uint8_t> &bytes = *serialized;
   std::error_code ec;
   raw_fd_ostream os(path, ec, sys::fs::OF_None);
   if (ec)

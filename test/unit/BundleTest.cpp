@@ -70,7 +70,7 @@ Program richProgram() {
 TEST(Bundle, RoundTripPreservesTheDump) {
   Program p = richProgram();
   ASSERT_EQ(errorOf(validateProgram(p)), "");
-  std::vector<uint8_t> bytes = serializeBundle(p);
+  std::vector<uint8_t> bytes = llvm::cantFail(serializeBundle(p));
   llvm::StringRef view(reinterpret_cast<const char *>(bytes.data()),
                        bytes.size());
   EXPECT_TRUE(looksLikeBundle(view));
@@ -79,7 +79,19 @@ TEST(Bundle, RoundTripPreservesTheDump) {
   EXPECT_EQ(dump(*back), dump(p));
   EXPECT_EQ(back->inputs.back().data, p.inputs.back().data);
   // Serialization is deterministic.
-  EXPECT_EQ(serializeBundle(*back), bytes);
+  EXPECT_EQ(llvm::cantFail(serializeBundle(*back)), bytes);
+}
+
+TEST(Bundle, TooLargeForAFlatBufferIsAnError) {
+  Program p = richProgram();
+  for (HostTensor &t : p.inputs)
+    t.data.clear();
+  p.inputs.back().data.assign(100, 1.0f);
+  EXPECT_EQ(errorOf(serializeBundle(p, 256)),
+            "the bundle would hold 400 bytes of tensor values, more than a "
+            "bundle can (256 bytes, FlatBuffers' limit); save fewer layers "
+            "(--layers) or run without saving it");
+  EXPECT_EQ(errorOf(serializeBundle(p, 4096)), "");
 }
 
 TEST(Bundle, DumpIsReadable) {
@@ -115,7 +127,7 @@ TEST(Bundle, FileRoundTrip) {
 }
 
 TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
-  std::vector<uint8_t> bytes = serializeBundle(richProgram());
+  std::vector<uint8_t> bytes = llvm::cantFail(serializeBundle(richProgram()));
   auto view = [](const std::string &s) { return llvm::StringRef(s); };
   std::string good(bytes.begin(), bytes.end());
   EXPECT_EQ(errorOf(deserializeBundle("not a bundle", "junk")),
@@ -159,7 +171,7 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
   // A well-formed buffer of another version.
   Program other = richProgram();
   other.version = kBundleVersion + 1;
-  std::vector<uint8_t> v = serializeBundle(other);
+  std::vector<uint8_t> v = llvm::cantFail(serializeBundle(other));
   EXPECT_EQ(
       errorOf(deserializeBundle(
           llvm::StringRef(reinterpret_cast<const char *>(v.data()), v.size()),
@@ -170,7 +182,7 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
 TEST(Bundle, IndicesAreCheckedOnRead) {
   Program p = richProgram();
   p.roles[0].body.push_back(instr(Opcode::Zero, {17}));
-  std::vector<uint8_t> v = serializeBundle(p);
+  std::vector<uint8_t> v = llvm::cantFail(serializeBundle(p));
   EXPECT_EQ(
       errorOf(deserializeBundle(
           llvm::StringRef(reinterpret_cast<const char *>(v.data()), v.size()),

@@ -183,7 +183,7 @@ Program shiftWithDeadColumn() {
 TEST(FabricPlacement, BundleKeepsDefectsAndPlacement) {
   Program p = shiftWithDeadColumn();
   p.target.deadLinks = {{7, 7, true}};
-  std::vector<uint8_t> bytes = serializeBundle(p);
+  std::vector<uint8_t> bytes = llvm::cantFail(serializeBundle(p));
   Program back = llvm::cantFail(deserializeBundle(
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
                       bytes.size()),

@@ -136,7 +136,7 @@ TEST(Target, EveryFieldThroughJson) {
 TEST(Target, EveryFieldThroughTheBundle) {
   Program p = test::ringShiftProgram(2, 2, false);
   p.target = everyFieldChanged();
-  std::vector<uint8_t> bytes = serializeBundle(p);
+  std::vector<uint8_t> bytes = llvm::cantFail(serializeBundle(p));
   Program back = llvm::cantFail(deserializeBundle(
       llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
                       bytes.size()),

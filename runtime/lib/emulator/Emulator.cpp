@@ -131,12 +131,14 @@ private:
 
   Error allocate();
   Error simulate();
-  /// With `commitSends`, the core's sends enter the network as it issues
-  /// them and it runs on; otherwise it stops at each send, which the batch
-  /// commits after all its cores ran (so they can run in parallel).
-  void runCore(int32_t id, int64_t batchTime, bool commitSends);
-  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime,
-            bool commitSends);
+  /// How a core runs in its batch. Parallel: it stops at each send, which
+  /// the batch commits after all its cores ran. InTurn: its sends enter the
+  /// network as it issues them and it runs on. Last: also, as the batch's
+  /// last core, it runs past sends at a later time while no other core is
+  /// ready before it (where the queue would run it next anyway).
+  enum class Turn { Parallel, InTurn, Last };
+  void runCore(int32_t id, int64_t batchTime, Turn turn);
+  bool step(int32_t id, Core &c, const Op &op, int64_t &batchTime, Turn turn);
   /// After a core's run in a batch: flushes its op marks and queues it
   /// again if it can go on.
   void retire(int32_t id);
@@ -251,7 +253,7 @@ Error Scheduler::allocate() {
 
 /// Runs the core until it blocks, finishes or reaches a send that belongs to
 /// a later batch.
-void Scheduler::runCore(int32_t id, int64_t batchTime, bool commitSends) {
+void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
   while (c.pc < ops.size() && c.error.empty()) {
@@ -259,7 +261,7 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, bool commitSends) {
       budgetExceeded(id, c);
       return;
     }
-    if (!step(id, c, ops[c.pc], batchTime, commitSends))
+    if (!step(id, c, ops[c.pc], batchTime, turn))
       return;
   }
   if (c.pc >= ops.size())
@@ -284,8 +286,8 @@ void Scheduler::budgetExceeded(int32_t id, Core &c) const {
 }
 
 /// Executes one op; false when the core must stop for this batch.
-bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
-                     bool commitSends) {
+bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t &batchTime,
+                     Turn turn) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
     int64_t free = std::max(c.time, busy(id, buf));
@@ -384,8 +386,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     break;
   }
   case Step::Send: {
-    if (c.time > batchTime)
-      return false;
+    if (c.time > batchTime) {
+      if (turn != Turn::Last || !ready.allLaterThan(c.time))
+        return false;
+      batchTime = c.time;
+    }
     int32_t color = network.channelColor(id, op.channel, /*send=*/true);
     if (color < 0)
       return fail("send on channel '" + p.channels[op.channel].name +
@@ -406,7 +411,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     c.time += timing.sendIssueCycles();
     c.busyTotal += timing.sendIssueCycles();
     ++c.pc;
-    if (commitSends) {
+    if (turn != Turn::Parallel) {
       Error e = commitSend(id, *c.outbox);
       c.outbox.reset();
       if (e) {
@@ -559,7 +564,7 @@ Error Scheduler::simulate() {
       size_t chunk = (batch.size() + threads - 1) / threads;
       auto runChunk = [&](size_t lo) {
         for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
-          runCore(batch[i], now, /*commitSends=*/false);
+          runCore(batch[i], now, Turn::Parallel);
       };
       // The pool runs all chunks but the first, which this thread runs.
       for (size_t lo = chunk; lo < batch.size(); lo += chunk)
@@ -586,7 +591,7 @@ Error Scheduler::simulate() {
     // in a parallel batch; a recv may now find a message of this batch
     // instead of blocking until it comes, which changes no cycle.
     for (int32_t id : batch) {
-      runCore(id, now, /*commitSends=*/true);
+      runCore(id, now, id == batch.back() ? Turn::Last : Turn::InTurn);
       if (!cores[id].error.empty())
         return err(cores[id].error);
       retire(id);

@@ -22,8 +22,13 @@ constexpr const char *kBundleIdentifier = "WAFB";
 constexpr const char *kBundleChecksumTag = "WSUM";
 constexpr size_t kBundleTrailerBytes = 12;
 
-/// Serializes a program to bundle bytes (FlatBuffer and trailer).
-std::vector<uint8_t> serializeBundle(const Program &program);
+/// The most bytes a FlatBuffer can address (its offsets are 32-bit).
+constexpr uint64_t kMaxBundleBytes = (uint64_t(1) << 31) - 1;
+
+/// Serializes a program to bundle bytes (FlatBuffer and trailer); an error
+/// when its tensors' values would not fit in `maxBytes` (tests lower it).
+llvm::Expected<std::vector<uint8_t>>
+serializeBundle(const Program &program, uint64_t maxBytes = kMaxBundleBytes);
 
 /// Appends the checksum trailer to FlatBuffer bytes (serializeBundle does;
 /// tests and fuzzers that alter a FlatBuffer seal it again).
