@@ -425,8 +425,7 @@ Expected<std::vector<uint8_t>> serializeBundle(const Program &program,
   if (values + margin > std::min(maxBytes, kMaxBundleBytes))
     return err(formatv("the bundle would hold {0} bytes of tensor values, "
                        "more than a bundle can ({1} bytes, FlatBuffers' "
-                       "limit); save fewer layers (--layers) or run without "
-                       "saving it",
+                       "limit)",
                        values, maxBytes));
   std::vector<uint8_t> bytes = Writer().write(program);
   sealBundle(bytes);
