@@ -2,9 +2,14 @@
 """WaferLLM's published figures next to the model's (issue 11's yardstick).
 
   /usr/bin/python3 tools/bench/paper_tables.py [--out docs/bench]
-      [--bin build/bin] [--tables 6,4,3]
+      [--bin build/bin] [--tables 6,9,10,4,3]
 
 Table 6 (MeshGEMV [1,16K]x[16K,16K] and [1,32K]x[32K,32K] on WSE-2),
+Figure 9 (GEMM [N,N]x[N,N], N = 2K, 4K, 8K, with MeshGEMM, SUMMA and
+Cannon on 360x360 to 720x720) and Figure 10 (GEMV [1,N]x[N,N] with the
+K-tree allreduce against the pipeline allreduce, Cerebras' GEMV, on the
+same grids; the figures are plots the paper's text does not tabulate, so
+these rows have no paper column),
 Table 4 (decode with a 4096-token context on 420x420, 540x540, 660x660 of
 LLaMA3-8B, LLaMA2-13B, CodeLLaMA-34B and QWen2-72B: the exporter's shapes,
 QWen2 with q/k/v biases) and Table 3 (LLaMA3-8B prefill of 4096 tokens on
@@ -59,9 +64,9 @@ def weight_bytes_per_core(config, grid):
     return 2 * CONFIGS[config].n_params() / (h * w)
 
 
-def gemv_model(size, path):
-    """y[1, N] = x[1, K] W[K, N] with W as zero external data (a sparse
-    file: nothing is written but the header)."""
+def gemv_model(size, path, rows=1):
+    """y[rows, N] = x[rows, N] W[N, N] with W as zero external data (a
+    sparse file: nothing is written but the header)."""
     from onnx import TensorProto, helper
     data = os.path.basename(path) + ".data"
     weight = TensorProto(name="w", data_type=TensorProto.FLOAT,
@@ -75,8 +80,8 @@ def gemv_model(size, path):
         f.truncate(size * size * 4)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"])], "gemv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, size])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, size])],
         [weight])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with open(path, "wb") as f:
@@ -143,7 +148,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
     ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
-    ap.add_argument("--tables", default="6,4,3")
+    ap.add_argument("--tables", default="6,9,10,4,3")
     ap.add_argument("--work", help="keep the exported graphs here and reuse "
                     "them (default: a temporary directory)")
     args = ap.parse_args()
@@ -170,6 +175,34 @@ def main():
                         row["cycles"] = stats["cycles"]
                     rows.append(row)
                     print(json.dumps(row), flush=True)
+        # Figures 9 and 10: each algorithm at the paper's grid sizes.
+        for figure, rows_of, sizes, flag, algorithms in (
+                ("9", lambda n: n, (2048, 4096, 8192), "--gemm",
+                 ("meshgemm", "summa", "cannon")),
+                ("10", lambda n: 1, (16384, 32768), "--allreduce",
+                 ("ktree", "pipeline"))):
+            if figure not in tables:
+                continue
+            for size in sizes:
+                model = os.path.join(work, f"fig{figure}-{size}.onnx")
+                gemv_model(size, model, rows_of(size))
+                shape = f"[{rows_of(size)},{size // 1024}K]x[{size // 1024}K,{size // 1024}K]"
+                for side in (360, 480, 600, 720):
+                    grid = f"{side}x{side}"
+                    for algorithm in algorithms:
+                        stats, seconds = run(wafer_run, model, grid,
+                                             [flag, algorithm], work)
+                        row = {"table": f"Figure {figure}",
+                               "what": f"{shape} {algorithm}",
+                               "grid": grid, "paper": None, "unit": "ms",
+                               "wall_s": seconds}
+                        if "error" in stats:
+                            row["error"] = stats["error"]
+                        else:
+                            row["model"] = stats["seconds"] * 1e3
+                            row["cycles"] = stats["cycles"]
+                        rows.append(row)
+                        print(json.dumps(row), flush=True)
         # Tokens a run yields: a decode step one, the prefill its prompt.
         for table, graph, models, dims, tokens in (
                 ("4", "decode", TABLE4, ["--dim-param", "past=4095"], 1),
@@ -192,15 +225,18 @@ def main():
     for r in rows:
         unit = r["unit"]
         mode = "analytic" + (", 1 layer extrapolated" if "layers" in r
-                             else "" if r["table"] == "6" else ", all layers")
+                             else ", all layers" if r["unit"] == "tokens/s"
+                             else "")
         if "error" in r:
             model, ratio = f"does not compile: {r['error']}", "-"
         else:
             model = (f"{r['model']:.5f} {unit}" if unit == "ms"
                      else f"{r['model']:.1f} {unit}")
-            ratio = f"{r['model'] / r['paper']:.2f}"
+            ratio = ("-" if r["paper"] is None
+                     else f"{r['model'] / r['paper']:.2f}")
+        paper = "-" if r["paper"] is None else f"{r['paper']} {unit}"
         lines.append(f"| {r['table']} | {r['what']} | {r['grid']} | "
-                     f"{r['paper']} {unit} | {model} | {ratio} | {mode} | "
+                     f"{paper} | {model} | {ratio} | {mode} | "
                      f"{r['wall_s']:.1f} |")
     with open(os.path.join(args.out, "paper_tables.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -80,10 +80,14 @@ struct Core {
   std::optional<Outgoing> outbox;
   /// Storage slots that sends are still reading, and until when.
   SmallVector<std::pair<int32_t, int64_t>, 2> sending;
-  SmallVector<MarkRecord, 1> marks;
+  /// Marks passed in a parallel batch, flushed when the batch commits.
+  SmallVector<MarkRecord, 0> marks;
   std::string error;
-  /// Traced cores only: spans since the last mark (their op is the next
-  /// mark's), and the finished ones.
+};
+
+/// A traced core's spans since the last mark (their op is the next mark's),
+/// and the finished ones.
+struct TraceBuffer {
   std::vector<TraceSpan> pending, spans;
 };
 
@@ -121,12 +125,13 @@ private:
             int64_t end) {
     if (traceTrack.empty() || traceTrack[id] < 0 || end <= start)
       return;
-    if (!c.pending.empty() && c.pending.back().phase == phase &&
-        c.pending.back().end == start) {
-      c.pending.back().end = end;
+    std::vector<TraceSpan> &pending = traceBuffers[traceTrack[id]].pending;
+    if (!pending.empty() && pending.back().phase == phase &&
+        pending.back().end == start) {
+      pending.back().end = end;
       return;
     }
-    c.pending.push_back({traceTrack[id], phase, 0, start, end});
+    pending.push_back({traceTrack[id], phase, 0, start, end});
   }
 
   Error allocate();
@@ -142,6 +147,13 @@ private:
   /// After a core's run in a batch: flushes its op marks and queues it
   /// again if it can go on.
   void retire(int32_t id);
+  void addMark(const MarkRecord &m) {
+    OpTotals &o = opTotals[m.op];
+    o.end = std::max(o.end, m.time);
+    o.compute = std::max(o.compute, m.compute);
+    o.words += m.words;
+    o.messages += m.messages;
+  }
   Error commitSend(int32_t id, const Outgoing &o);
   Error deadlock() const;
   RunStats stats() const;
@@ -220,6 +232,7 @@ private:
   /// Per core: its trace track, or -1 (empty when not tracing).
   std::vector<int32_t> traceTrack;
   std::vector<std::string> traceTracks;
+  std::vector<TraceBuffer> traceBuffers; // per track
 };
 
 //===----------------------------------------------------------------------===//
@@ -472,16 +485,25 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t &batchTime,
     }
     c.loops.pop_back();
     break;
-  case Step::Mark:
-    c.marks.push_back({op.mark, c.time, c.compute, c.words, c.messages});
+  case Step::Mark: {
+    MarkRecord mark{op.mark, c.time, c.compute, c.words, c.messages};
+    // Only a parallel batch defers the op totals to its commit.
+    if (turn == Turn::Parallel)
+      c.marks.push_back(mark);
+    else
+      addMark(mark);
     c.lastMark = op.mark;
-    for (TraceSpan &done : c.pending) {
-      done.op = int32_t(op.mark);
-      c.spans.push_back(done);
+    if (!traceTrack.empty() && traceTrack[id] >= 0) {
+      TraceBuffer &trace = traceBuffers[traceTrack[id]];
+      for (TraceSpan &done : trace.pending) {
+        done.op = int32_t(op.mark);
+        trace.spans.push_back(done);
+      }
+      trace.pending.clear();
     }
-    c.pending.clear();
     c.compute = c.words = c.messages = 0;
     break;
+  }
   }
   ++c.pc;
   return true;
@@ -541,6 +563,7 @@ Error Scheduler::simulate() {
     return Error::success();
   }
   cores.assign(N, Core());
+  traceBuffers.assign(traceTracks.size(), TraceBuffer());
   doneCores = 0;
   network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
@@ -605,13 +628,8 @@ Error Scheduler::simulate() {
 
 void Scheduler::retire(int32_t id) {
   Core &c = cores[id];
-  for (const MarkRecord &m : c.marks) {
-    OpTotals &o = opTotals[m.op];
-    o.end = std::max(o.end, m.time);
-    o.compute = std::max(o.compute, m.compute);
-    o.words += m.words;
-    o.messages += m.messages;
-  }
+  for (const MarkRecord &m : c.marks)
+    addMark(m);
   c.marks.clear();
   if (c.status == Status::Ready)
     ready.push(c.time, id);
@@ -784,9 +802,13 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
   result.stats = stats();
   if (tracing) {
     result.trace.tracks = traceTracks;
-    for (Core &c : cores)
-      result.trace.spans.insert(result.trace.spans.end(), c.spans.begin(),
-                                c.spans.end());
+    for (int32_t track : traceTrack) {
+      if (track < 0)
+        continue;
+      const std::vector<TraceSpan> &spans = traceBuffers[track].spans;
+      result.trace.spans.insert(result.trace.spans.end(), spans.begin(),
+                                spans.end());
+    }
   }
   if (hasData)
     result.outputs =

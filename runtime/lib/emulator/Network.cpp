@@ -1,6 +1,7 @@
 //===- Network.cpp - Routes, links and mailboxes of the fabric ------------===//
 #include "Network.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -85,7 +86,7 @@ Error Network::buildRouteTables() {
 
 void Network::reset(bool countLinks) {
   ports.assign(N, Ports());
-  inboxes.assign(N * numColors, Inbox());
+  inboxes.assign(N, Inbox());
   visitedBy.assign(N, 0);
   totalMessages = totalLinkWords = latestArrival = 0;
   for (int d = 0; d < 4; ++d) {
@@ -107,17 +108,16 @@ int32_t Network::channelColor(int32_t core, int32_t channel, bool send) const {
 }
 
 bool Network::hasMessage(int32_t core, int32_t color) const {
-  const Inbox &box = inboxes[int64_t(core) * numColors + color];
-  return box.head != box.queue.size();
+  return llvm::any_of(inboxes[core],
+                      [&](const Message &m) { return m.color == color; });
 }
 
 Message Network::takeMessage(int32_t core, int32_t color) {
-  Inbox &box = inboxes[int64_t(core) * numColors + color];
-  Message msg = std::move(box.queue[box.head++]);
-  if (box.head == box.queue.size()) {
-    box.queue.clear();
-    box.head = 0;
-  }
+  Inbox &box = inboxes[core];
+  auto it =
+      llvm::find_if(box, [&](const Message &m) { return m.color == color; });
+  Message msg = std::move(*it);
+  box.erase(it);
   return msg;
 }
 
@@ -192,8 +192,8 @@ Network::inject(int32_t src, const Outgoing &o,
       hp.rampIn = rampStart + occ;
       int64_t arrival = rampStart + occ + timing.rampCycles();
       latestArrival = std::max(latestArrival, arrival);
-      inboxes[int64_t(h.core) * numColors + o.color].queue.push_back(
-          {arrival, o.elements, o.data, o.dtype});
+      inboxes[h.core].push_back(
+          {arrival, o.color, o.elements, o.data, o.dtype});
       delivered(h.core, o.color);
     }
   }

@@ -16,6 +16,7 @@
 #include "wafer/Runtime/TimingModel.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -25,6 +26,8 @@ namespace wafer::rt::emulator {
 
 struct Message {
   int64_t arrival = 0;
+  /// The color it came on (a core's messages wait in one queue).
+  int32_t color = 0;
   /// Values the message carries; the element count is checked on receipt.
   int64_t elements = 0;
   Payload data;
@@ -88,11 +91,10 @@ private:
     int64_t rampOut = 0, rampIn = 0;
     int64_t link[5] = {0, 0, 0, 0, 0}; // indexed by Dir; [Ramp] unused
   };
-  /// Messages one core receives on one color, in send order.
-  struct Inbox {
-    std::vector<Message> queue;
-    size_t head = 0;
-  };
+  /// The messages waiting at one core, all colors in arrival order: rarely
+  /// more than a few, so one small queue per core rather than one per core
+  /// and color (which at 660x660 and 24 colors took 334 MB).
+  using Inbox = llvm::SmallVector<Message, 1>;
 
   const Program &p;
   const TimingModel &timing;
@@ -110,7 +112,7 @@ private:
   int64_t maxRoutes = 0;
 
   std::vector<Ports> ports;
-  std::vector<Inbox> inboxes;     // [core * numColors + color]
+  std::vector<Inbox> inboxes;     // [core]
   std::vector<int64_t> visitedBy; // message serial that last crossed a core
   int64_t messageSerial = 0;
   int64_t totalMessages = 0, totalLinkWords = 0, latestArrival = 0;
