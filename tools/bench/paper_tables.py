@@ -103,6 +103,20 @@ def run(wafer_run, model, grid, extra, work):
         return json.load(f), seconds
 
 
+def op_row(wafer_run, model, grid, extra, work, table, what, paper):
+    """One MatMul's analytic time in ms (paper: its figure, or None)."""
+    stats, seconds = run(wafer_run, model, grid, extra, work)
+    row = {"table": table, "what": what, "grid": grid, "paper": paper,
+           "unit": "ms", "wall_s": seconds}
+    if "error" in stats:
+        row["error"] = stats["error"]
+    else:
+        row["model"] = stats["seconds"] * 1e3
+        row["cycles"] = stats["cycles"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
 def export(config, graph, work):
     out = os.path.join(work, f"{config}-{graph}")
     if not os.path.exists(os.path.join(out, f"{graph}.onnx")):
@@ -163,18 +177,10 @@ def main():
                 model = os.path.join(work, f"gemv{size}.onnx")
                 gemv_model(size, model)
                 for side in (360, 480, 600, 720):
-                    grid = f"{side}x{side}"
-                    stats, seconds = run(wafer_run, model, grid, [], work)
-                    row = {"table": "6", "what": f"MeshGEMV [1,{size // 1024}K]",
-                           "grid": grid, "paper": paper_ms,
-                           "unit": "ms", "wall_s": seconds}
-                    if "error" in stats:
-                        row["error"] = stats["error"]
-                    else:
-                        row["model"] = stats["seconds"] * 1e3
-                        row["cycles"] = stats["cycles"]
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
+                    rows.append(op_row(wafer_run, model, f"{side}x{side}",
+                                       [], work, "6",
+                                       f"MeshGEMV [1,{size // 1024}K]",
+                                       paper_ms))
         # Figures 9 and 10: each algorithm at the paper's grid sizes.
         for figure, rows_of, sizes, flag, algorithms in (
                 ("9", lambda n: n, (2048, 4096, 8192), "--gemm",
@@ -186,23 +192,14 @@ def main():
             for size in sizes:
                 model = os.path.join(work, f"fig{figure}-{size}.onnx")
                 gemv_model(size, model, rows_of(size))
-                shape = f"[{rows_of(size)},{size // 1024}K]x[{size // 1024}K,{size // 1024}K]"
+                k = f"{size // 1024}K"
+                shape = f"[{rows_of(size)},{k}]x[{k},{k}]"
                 for side in (360, 480, 600, 720):
-                    grid = f"{side}x{side}"
                     for algorithm in algorithms:
-                        stats, seconds = run(wafer_run, model, grid,
-                                             [flag, algorithm], work)
-                        row = {"table": f"Figure {figure}",
-                               "what": f"{shape} {algorithm}",
-                               "grid": grid, "paper": None, "unit": "ms",
-                               "wall_s": seconds}
-                        if "error" in stats:
-                            row["error"] = stats["error"]
-                        else:
-                            row["model"] = stats["seconds"] * 1e3
-                            row["cycles"] = stats["cycles"]
-                        rows.append(row)
-                        print(json.dumps(row), flush=True)
+                        rows.append(op_row(wafer_run, model, f"{side}x{side}",
+                                           [flag, algorithm], work,
+                                           f"Figure {figure}",
+                                           f"{shape} {algorithm}", None))
         # Tokens a run yields: a decode step one, the prefill its prompt.
         for table, graph, models, dims, tokens in (
                 ("4", "decode", TABLE4, ["--dim-param", "past=4095"], 1),
