@@ -511,11 +511,18 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t &batchTime,
 
 Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
   Expected<int64_t> storageFree =
-      network.inject(src, o, [&](int32_t core, int32_t color) {
+      network.inject(src, o, [&](int32_t core, int32_t color, int64_t arrival) {
         Core &dst = cores[core];
         if (dst.status == Status::Blocked && dst.waitColor == color) {
           dst.status = Status::Ready;
-          ready.push(dst.time, core);
+          // Queued at the end of the receive it waits in, the earliest it
+          // can send: it then sends in the batch it runs in instead of
+          // stopping for a later one. Nothing it does before is seen by
+          // other cores, so sends still enter the network in time order.
+          const Op &recv = code[roleOf[core]][dst.pc];
+          ready.push(std::max({dst.time, arrival, busy(core, recv.out)}) +
+                         timing.receiveCycles(),
+                     core);
         }
       });
   if (!storageFree)

@@ -123,7 +123,7 @@ Message Network::takeMessage(int32_t core, int32_t color) {
 
 Expected<int64_t>
 Network::inject(int32_t src, const Outgoing &o,
-                function_ref<void(int32_t, int32_t)> delivered) {
+                function_ref<void(int32_t, int32_t, int64_t)> delivered) {
   int64_t words = o.words;
   int64_t occ = timing.occupancy(words);
   Ports &sp = ports[src];
@@ -194,7 +194,7 @@ Network::inject(int32_t src, const Outgoing &o,
       latestArrival = std::max(latestArrival, arrival);
       inboxes[h.core].push_back(
           {arrival, o.color, o.elements, o.data, o.dtype});
-      delivered(h.core, o.color);
+      delivered(h.core, o.color, arrival);
     }
   }
   return start + occ;

@@ -66,12 +66,12 @@ public:
   /// (recv) the core, or -1.
   int32_t channelColor(int32_t core, int32_t channel, bool send) const;
 
-  /// Injects a message; `delivered(core, color)` is called for each core
-  /// whose mailbox receives it. Returns when the sender's storage is free
-  /// again, or an error for a message that leaves its routes.
+  /// Injects a message; `delivered(core, color, arrival)` is called for
+  /// each core whose mailbox receives it. Returns when the sender's storage is
+  /// free again, or an error for a message that leaves its routes.
   llvm::Expected<int64_t>
   inject(int32_t src, const Outgoing &message,
-         llvm::function_ref<void(int32_t, int32_t)> delivered);
+         llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered);
 
   /// The next message waiting at the core on the color, or none.
   bool hasMessage(int32_t core, int32_t color) const;
