@@ -10,9 +10,22 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 using namespace llvm;
+
+void wafer::keepFreedMemory() {
+#ifdef __GLIBC__
+  // Both settings are needed: without the first, large blocks are still
+  // mapped one by one; without the second, the heap's free top is returned.
+  mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
+}
 
 void wafer::hideForeignOptions(ArrayRef<const cl::OptionCategory *> keep) {
   cl::HideUnrelatedOptions(keep);

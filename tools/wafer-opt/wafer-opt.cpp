@@ -125,6 +125,7 @@ static int runOpt(mlir::DialectRegistry &registry,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  wafer::keepFreedMemory();
   wafer::hideForeignOptions({&category});
   wafer::registerTfmPasses();
   wafer::registerMeshPasses();

@@ -49,8 +49,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -167,8 +169,12 @@ static cl::opt<int64_t> maxInstructionsOption(
     cl::desc("End the run with an error when a core runs more instructions"),
     cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<unsigned> threadsOption(
-    "threads", cl::desc("Host threads (results do not depend on it)"),
-    cl::init(1), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
+    "threads",
+    cl::desc("Host threads (default: one per hardware thread; results do "
+             "not depend on it)"),
+    cl::init(std::clamp(llvm::hardware_concurrency().compute_thread_count(), 1u,
+                        1024u)),
+    cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<bool> quietOption(
     "quiet",
     cl::desc("No progress line on stderr (shown, on a terminal, for runs "
@@ -763,6 +769,7 @@ static int bench() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  keepFreedMemory();
   hideForeignOptions();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;

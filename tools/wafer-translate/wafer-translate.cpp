@@ -163,6 +163,7 @@ static void registerImportOnnx() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  wafer::keepFreedMemory();
   if (wafer::isTokenizerCommand(argc, argv))
     return wafer::runTokenizerCommand(argc, argv);
   if (std::optional<int> result = checkpointMain(argc, argv))
