@@ -27,6 +27,26 @@ void wafer::keepFreedMemory() {
 #endif
 }
 
+/// Nesting depth of FreedMemoryKept scopes (compiles run on one thread).
+static int keptScopes = 0;
+
+wafer::FreedMemoryKept::FreedMemoryKept() {
+  if (keptScopes++ == 0)
+    keepFreedMemory();
+}
+
+wafer::FreedMemoryKept::~FreedMemoryKept() {
+  if (--keptScopes != 0)
+    return;
+#ifdef __GLIBC__
+  // glibc's defaults, as far as mallopt can restore them: its dynamic
+  // mmap threshold tops out at 32 MB, the trim threshold at twice that.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  malloc_trim(0);
+#endif
+}
+
 void wafer::hideForeignOptions(ArrayRef<const cl::OptionCategory *> keep) {
   cl::HideUnrelatedOptions(keep);
 }

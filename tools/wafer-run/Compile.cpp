@@ -2,11 +2,14 @@
 #include "Compile.h"
 
 #include "wafer/Runtime/Target.h"
+#include "wafer/Support/ToolSupport.h"
 #include "wafer/Target/BundleEmitter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
 
 using namespace llvm;
 using namespace wafer;
@@ -30,6 +33,7 @@ static std::string describe(mlir::Location loc) {
 
 bool wafer::planFits(mlir::ModuleOp module, CompileOptions options,
                      bool raised) {
+  FreedMemoryKept kept;
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.clone());
   options.lower = false;
   mlir::PassManager pm(module.getContext());
@@ -101,6 +105,7 @@ Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
     return createStringError(inconvertibleErrorCode(),
                              "--grid HxW is required to compile a model");
   mlir::MLIRContext *context = module.getContext();
+  std::optional<FreedMemoryKept> kept(std::in_place);
   std::string firstError;
   mlir::OwningOpRef<mlir::ModuleOp> imported(module.clone());
   {
@@ -124,5 +129,6 @@ Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
       firstError = firstError.substr(2);
     return createStringError(inconvertibleErrorCode(), firstError);
   }
+  kept.reset();
   return buildRuntimeProgram(module, weights);
 }

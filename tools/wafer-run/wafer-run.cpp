@@ -318,6 +318,8 @@ static Error validateRunOptions(StringRef path, bool isBundle,
 /// a bundle.
 static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
                                           HostModel &host) {
+  // The import folds and probes large tensors too.
+  FreedMemoryKept kept;
   host.context.loadDialect<tfm::TfmDialect, mesh::MeshDialect,
                            core::CoreDialect, mlir::func::FuncDialect>();
   auto module =
@@ -769,7 +771,6 @@ static int bench() {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
-  keepFreedMemory();
   hideForeignOptions();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;

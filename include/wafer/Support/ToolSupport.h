@@ -24,9 +24,21 @@ namespace wafer {
 /// otherwise maps every block over 32 MB afresh and unmaps it when freed):
 /// the raise and fold probes of a 4096-token model allocate and free
 /// tensors of hundreds of MB many times over, and faulting their pages in
-/// again each time cost LLaMA3-8B's compile 11 of its 14 seconds. The peak
-/// memory is unchanged. A no-op with other C libraries.
+/// again each time cost LLaMA3-8B's compile 11 of its 14 seconds. For the
+/// compiler tools, which do nothing else. A no-op with other C libraries.
 void keepFreedMemory();
+
+/// keepFreedMemory() for a scope: then glibc's own policy again, and the
+/// free memory kept is returned. wafer-run compiles under it, and emulates
+/// without: kept, the emulator's large blocks fragment the heap (the
+/// llama3.2-1b check peaked at 14.5 GB instead of 12.3 GB).
+class FreedMemoryKept {
+public:
+  FreedMemoryKept();
+  ~FreedMemoryKept();
+  FreedMemoryKept(const FreedMemoryKept &) = delete;
+  FreedMemoryKept &operator=(const FreedMemoryKept &) = delete;
+};
 
 /// Hides every command-line option registered so far (LLVM's own) from
 /// `--help`, except --help, --version and those of the `keep` categories;

@@ -798,7 +798,7 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
       return err("the program has no output '" + name + "'");
   if (hasData)
     if (Error e = placeInputs(p, inputs, grid, *data, currentSlot,
-                              /*onlyGiven=*/runs > 0, residentInputs))
+                              /*onlyGiven=*/runs > 0, residentInputs, threads))
       return std::move(e);
   ++runs;
   if (Error e = simulate()) {

@@ -5,8 +5,10 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <cmath>
+#include <deque>
 
 using namespace llvm;
 
@@ -55,10 +57,74 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
   return out;
 }
 
+/// Writes one input into its buffer on every core, from `source` (the
+/// values in in.sourceShape).
+static void placeInput(const Program &p, const HostTensor &in,
+                       const std::vector<float> &source,
+                       const GridPositions &grid, DataPath &data,
+                       SlotOf slotOf) {
+  const int64_t W = p.gridWidth, H = p.gridHeight;
+  // Placed as the source is: no transpose, broadcast or gather.
+  bool direct = in.permutation.empty() && in.indexDim < 0 && in.view.empty() &&
+                in.sourceView.empty() && in.shape == in.sourceShape;
+  DType dtype = p.buffers[in.buffer].dtype;
+  // Otherwise the placed tensor is made once, rounded to the buffer's
+  // type, and every core copies its tiles from it as from a direct one.
+  const std::vector<float> *values = &source;
+  std::vector<float> placed;
+  if (!direct) {
+    int64_t count = 1;
+    for (int64_t extent : in.shape)
+      count *= std::max<int64_t>(extent, 0);
+    placed.resize(count);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t index = sourceIndex(in, i);
+      placed[i] = index < 0 ? 0.0f : source[index];
+    }
+    roundToType(dtype, placed.data(), count);
+    values = &placed;
+  }
+  // A grid axis no dimension is split along holds replicas: those cores
+  // copy the tiles of the first core of their row or column.
+  bool alongX = false, alongY = false;
+  for (const LayoutDim &d : in.layout) {
+    alongX |= d.axis == Axis::X;
+    alongY |= d.axis == Axis::Y;
+  }
+  int64_t elements = p.buffers[in.buffer].elements;
+  for (int64_t id = 0; id < W * H; ++id) {
+    float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
+    int64_t replicaOf = (alongY ? id / W : 0) * W + (alongX ? id % W : 0);
+    if (replicaOf != id) {
+      std::copy_n(data.storage(int32_t(replicaOf),
+                               slotOf(int32_t(replicaOf), in.buffer)),
+                  elements, dst);
+      continue;
+    }
+    forEachLocalRun(
+        in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
+        [&](int64_t local, int64_t global, int64_t length) {
+          if (global < 0)
+            std::fill_n(dst + local, length, 0.0f);
+          else
+            std::copy_n(values->data() + global, length, dst + local);
+        });
+    if (direct)
+      roundToType(dtype, dst, elements);
+  }
+}
+
 Error placeInputs(const Program &p, const NDArrayMap &inputs,
                   const GridPositions &grid, DataPath &data, SlotOf slotOf,
-                  bool onlyGiven, const std::vector<bool> &resident) {
-  const int64_t W = p.gridWidth, H = p.gridHeight;
+                  bool onlyGiven, const std::vector<bool> &resident,
+                  unsigned threads) {
+  // First every check, in the inputs' order, then the writes.
+  struct Placement {
+    const HostTensor *in;
+    const std::vector<float> *source;
+  };
+  std::vector<Placement> placements;
+  std::deque<std::vector<float>> gathered;
   for (const auto &[index, in] : llvm::enumerate(p.inputs)) {
     if (index < resident.size() && resident[index])
       continue;
@@ -66,13 +132,11 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
                                                          : in.gatherIds))
       continue;
     const std::vector<float> *source = &in.data;
-    std::vector<float> gathered;
     if (!in.gatherIds.empty()) {
       Expected<std::vector<float>> rows = gatherRows(in, inputs);
       if (!rows)
         return rows.takeError();
-      gathered = std::move(*rows);
-      source = &gathered;
+      source = &gathered.emplace_back(std::move(*rows));
     } else if (in.data.empty()) {
       auto it = inputs.find(in.name);
       if (it == inputs.end())
@@ -89,54 +153,30 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
                            a.data.size(), shapeText(a.shape)));
       source = &a.data;
     }
-    // Placed as the source is: no transpose, broadcast or gather.
-    bool direct = in.permutation.empty() && in.indexDim < 0 &&
-                  in.view.empty() && in.sourceView.empty() &&
-                  in.shape == in.sourceShape;
-    DType dtype = p.buffers[in.buffer].dtype;
-    // Otherwise the placed tensor is made once, rounded to the buffer's
-    // type, and every core copies its tiles from it as from a direct one.
-    std::vector<float> placed;
-    if (!direct) {
-      int64_t count = 1;
-      for (int64_t extent : in.shape)
-        count *= std::max<int64_t>(extent, 0);
-      placed.resize(count);
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t index = sourceIndex(in, i);
-        placed[i] = index < 0 ? 0.0f : (*source)[index];
-      }
-      roundToType(dtype, placed.data(), count);
-      source = &placed;
-    }
-    // A grid axis no dimension is split along holds replicas: those cores
-    // copy the tiles of the first core of their row or column.
-    bool alongX = false, alongY = false;
-    for (const LayoutDim &d : in.layout) {
-      alongX |= d.axis == Axis::X;
-      alongY |= d.axis == Axis::Y;
-    }
-    int64_t elements = p.buffers[in.buffer].elements;
-    for (int64_t id = 0; id < W * H; ++id) {
-      float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
-      int64_t replicaOf = (alongY ? id / W : 0) * W + (alongX ? id % W : 0);
-      if (replicaOf != id) {
-        std::copy_n(data.storage(int32_t(replicaOf),
-                                 slotOf(int32_t(replicaOf), in.buffer)),
-                    elements, dst);
-        continue;
-      }
-      forEachLocalRun(
-          in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
-          [&](int64_t local, int64_t global, int64_t length) {
-            if (global < 0)
-              std::fill_n(dst + local, length, 0.0f);
-            else
-              std::copy_n(source->data() + global, length, dst + local);
-          });
-      if (direct)
-        roundToType(dtype, dst, elements);
-    }
+    placements.push_back({&in, source});
+  }
+  // Inputs are live together, so their SRAM never overlaps and they can be
+  // written in parallel; checked rather than assumed, since two writers of
+  // one byte would race.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const Placement &pl : placements) {
+    const Buffer &b = p.buffers[pl.in->buffer];
+    ranges.push_back(
+        {b.offsetBytes, b.offsetBytes + b.elements * bytesOf(b.dtype)});
+  }
+  llvm::sort(ranges);
+  bool disjoint = true;
+  for (size_t i = 1; i < ranges.size(); ++i)
+    disjoint &= ranges[i].first >= ranges[i - 1].second;
+  if (threads > 1 && disjoint && placements.size() > 1) {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (const Placement &pl : placements)
+      pool.async(
+          [&, pl] { placeInput(p, *pl.in, *pl.source, grid, data, slotOf); });
+    pool.wait();
+  } else {
+    for (const Placement &pl : placements)
+      placeInput(p, *pl.in, *pl.source, grid, data, slotOf);
   }
   return Error::success();
 }

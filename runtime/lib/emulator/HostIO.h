@@ -37,11 +37,12 @@ using SlotOf = llvm::function_ref<int32_t(int32_t, int32_t)>;
 /// into its buffer on every core, except those `resident` marks (by index
 /// into Program::inputs: values an earlier program left in SRAM); with
 /// `onlyGiven` (a session's later runs), only the user inputs present in
-/// `inputs` (the others keep their values).
+/// `inputs` (the others keep their values). Up to `threads` inputs are
+/// written at once.
 llvm::Error placeInputs(const Program &p, const NDArrayMap &inputs,
                         const GridPositions &grid, DataPath &data,
                         SlotOf slotOf, bool onlyGiven,
-                        const std::vector<bool> &resident);
+                        const std::vector<bool> &resident, unsigned threads);
 
 /// Gathers the program's outputs named in `names` (empty: all of them).
 NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
