@@ -1,10 +1,10 @@
 //===- ReadyQueue.h - The cores ready to run, by time -----------*- C++ -*-===//
 //
-// The scheduler's event queue. Thousands of cores usually share one time
-// (they run the same role in lockstep), so the queue keeps a bucket of core
-// ids per distinct time instead of one heap entry per core: a push is an
-// append, and a batch comes out as one bucket sorted by core id, the order
-// the scheduler commits in.
+// The scheduler's event queue. Many cores share one time (those one wave of
+// messages wakes, all cores at the start), so the queue keeps a bucket of
+// core ids per distinct time instead of one heap entry per core: a push is
+// an append, and a batch comes out as one bucket sorted by core id, the
+// order the scheduler commits in.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_READYQUEUE_H
@@ -39,7 +39,7 @@ public:
     int64_t time = first->first;
     batch.clear();
     batch.swap(first->second);
-    // Cores are pushed mostly in id order; sort only when they are not.
+    // The first bucket and many others are pushed in id order already.
     if (!std::is_sorted(batch.begin(), batch.end()))
       std::sort(batch.begin(), batch.end());
     spare.push_back(std::move(first->second));
