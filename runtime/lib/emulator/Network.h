@@ -73,8 +73,9 @@ public:
   inject(int32_t src, const Outgoing &message,
          llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered);
 
-  /// The next message waiting at the core on the color, or none.
+  /// Whether a message waits at the core on the color.
   bool hasMessage(int32_t core, int32_t color) const;
+  /// Removes and returns the first one (hasMessage must hold).
   Message takeMessage(int32_t core, int32_t color);
 
   int64_t maxRoutesPerCore() const { return maxRoutes; }
