@@ -32,6 +32,7 @@
 #include "wafer/Runtime/Emulator.h"
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Fabric.h"
+#include "wafer/Runtime/Layout.h"
 #include "wafer/Runtime/TimingModel.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -138,12 +139,10 @@ private:
   Error simulate();
   /// How a core runs in its batch. Parallel: it stops at each send, which
   /// the batch commits after all its cores ran. InTurn: its sends enter the
-  /// network as it issues them and it runs on. Last: also, as the batch's
-  /// last core, it runs past sends at a later time while no other core is
-  /// ready before it (where the queue would run it next anyway).
-  enum class Turn { Parallel, InTurn, Last };
+  /// network as it issues them and it runs on.
+  enum class Turn { Parallel, InTurn };
   void runCore(int32_t id, int64_t batchTime, Turn turn);
-  bool step(int32_t id, Core &c, const Op &op, int64_t &batchTime, Turn turn);
+  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime, Turn turn);
   /// After a core's run in a batch: flushes its op marks and queues it
   /// again if it can go on.
   void retire(int32_t id);
@@ -299,7 +298,7 @@ void Scheduler::budgetExceeded(int32_t id, Core &c) const {
 }
 
 /// Executes one op; false when the core must stop for this batch.
-bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t &batchTime,
+bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                      Turn turn) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
@@ -399,11 +398,8 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t &batchTime,
     break;
   }
   case Step::Send: {
-    if (c.time > batchTime) {
-      if (turn != Turn::Last || !ready.allLaterThan(c.time))
-        return false;
-      batchTime = c.time;
-    }
+    if (c.time > batchTime)
+      return false;
     int32_t color = network.channelColor(id, op.channel, /*send=*/true);
     if (color < 0)
       return fail("send on channel '" + p.channels[op.channel].name +
@@ -621,7 +617,7 @@ Error Scheduler::simulate() {
     // in a parallel batch; a recv may now find a message of this batch
     // instead of blocking until it comes, which changes no cycle.
     for (int32_t id : batch) {
-      runCore(id, now, id == batch.back() ? Turn::Last : Turn::InTurn);
+      runCore(id, now, Turn::InTurn);
       if (!cores[id].error.empty())
         return err(cores[id].error);
       retire(id);
@@ -685,13 +681,8 @@ RunStats Scheduler::stats() const {
     const Buffer &buffer = p.buffers[in.buffer];
     int64_t bytes = bytesOf(buffer.dtype);
     s.weightBytesPerCoreMax += buffer.elements * bytes;
-    // A grid axis no dimension is split along holds replicas.
-    bool alongX = false, alongY = false;
-    for (const LayoutDim &d : in.layout) {
-      alongX |= d.axis == Axis::X;
-      alongY |= d.axis == Axis::Y;
-    }
-    double values = double(bytes) * (alongX ? 1 : W) * (alongY ? 1 : H);
+    double values = double(bytes) * (splitAlong(in.layout, Axis::X) ? 1 : W) *
+                    (splitAlong(in.layout, Axis::Y) ? 1 : H);
     for (int64_t extent : in.shape)
       values *= double(extent);
     weightBytes += values;

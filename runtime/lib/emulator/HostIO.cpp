@@ -84,13 +84,9 @@ static void placeInput(const Program &p, const HostTensor &in,
     roundToType(dtype, placed.data(), count);
     values = &placed;
   }
-  // A grid axis no dimension is split along holds replicas: those cores
-  // copy the tiles of the first core of their row or column.
-  bool alongX = false, alongY = false;
-  for (const LayoutDim &d : in.layout) {
-    alongX |= d.axis == Axis::X;
-    alongY |= d.axis == Axis::Y;
-  }
+  // Replicas copy the tiles of the first core of their row or column.
+  bool alongX = splitAlong(in.layout, Axis::X),
+       alongY = splitAlong(in.layout, Axis::Y);
   int64_t elements = p.buffers[in.buffer].elements;
   for (int64_t id = 0; id < W * H; ++id) {
     float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));

@@ -20,10 +20,6 @@ namespace wafer::rt::emulator {
 class ReadyQueue {
 public:
   bool empty() const { return buckets.empty(); }
-  /// Whether every queued core's time is after `time`.
-  bool allLaterThan(int64_t time) const {
-    return buckets.empty() || buckets.begin()->first > time;
-  }
   void push(int64_t time, int32_t core) {
     auto [it, fresh] = buckets.try_emplace(time);
     if (fresh && !spare.empty()) {

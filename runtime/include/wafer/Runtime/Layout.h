@@ -11,6 +11,15 @@
 
 namespace wafer::rt {
 
+/// Whether some dimension of `layout` is split along `axis`; along a grid
+/// axis no dimension is split along, the cores hold replicas.
+inline bool splitAlong(const std::vector<LayoutDim> &layout, Axis axis) {
+  for (const LayoutDim &d : layout)
+    if (d.axis == axis)
+      return true;
+  return false;
+}
+
 /// Elements one core holds for a tensor of `shape` in `layout` (Program.h).
 int64_t localElements(const std::vector<int64_t> &shape,
                       const std::vector<LayoutDim> &layout, int64_t gridH,
