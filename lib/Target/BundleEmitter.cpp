@@ -115,8 +115,10 @@ public:
           tensor.gatherIds = ids->str();
         tensor.data = std::move(weight->values);
       } else if (auto value = input.getValue()) {
+        std::vector<float> values;
         for (APFloat v : cast<DenseElementsAttr>(*value).getValues<APFloat>())
-          tensor.data.push_back(v.convertToFloat());
+          values.push_back(v.convertToFloat());
+        tensor.data = std::move(values);
       }
       result.inputs.push_back(std::move(tensor));
     }

@@ -23,6 +23,14 @@ namespace fb = wafer::fb;
 
 namespace wafer::rt {
 
+/// Whether a bundle stores the tensor's values as f16: those of a weight
+/// that lands in an f16 buffer, which placement rounds to f16 anyway.
+static bool storedAsHalves(const Program &p, const HostTensor &t) {
+  return !t.data.empty() && t.buffer >= 0 &&
+         size_t(t.buffer) < p.buffers.size() &&
+         p.buffers[t.buffer].dtype == DType::F16;
+}
+
 StringRef opcodeName(Opcode op) {
   switch (op) {
   case Opcode::GemmTile:
@@ -133,8 +141,8 @@ public:
       roles.push_back(
           fb::CreateRole(b, b.CreateString(role.name), &cores, body));
     }
-    auto inputs = tensors(p.inputs);
-    auto outputs = tensors(p.outputs);
+    auto inputs = tensors(p, p.inputs);
+    auto outputs = tensors(p, p.outputs);
     std::vector<flatbuffers::Offset<fb::OpInfo>> ops;
     for (const OpInfo &op : p.ops)
       ops.push_back(fb::CreateOpInfo(b, b.CreateString(op.name),
@@ -174,19 +182,27 @@ private:
   }
 
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::HostTensor>>>
-  tensors(const std::vector<HostTensor> &list) {
+  tensors(const Program &p, const std::vector<HostTensor> &list) {
     std::vector<flatbuffers::Offset<fb::HostTensor>> out;
     for (const HostTensor &t : list) {
       std::vector<fb::LayoutDim> layout;
       for (const LayoutDim &d : t.layout)
         layout.emplace_back(fb::Axis(d.axis), d.blocks);
+      flatbuffers::Offset<flatbuffers::Vector<float>> data = 0;
+      flatbuffers::Offset<flatbuffers::Vector<uint16_t>> dataF16 = 0;
+      if (storedAsHalves(p, t))
+        dataF16 = t.data.f16() ? b.CreateVector(t.data.f16(), t.data.size())
+                               : b.CreateVector(t.data.toHalves());
+      else if (!t.data.empty())
+        data = t.data.f32() ? b.CreateVector(t.data.f32(), t.data.size())
+                            : b.CreateVector(t.data.toFloats());
       out.push_back(fb::CreateHostTensor(
           b, b.CreateString(t.name), b.CreateVector(t.shape),
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
-          b.CreateVector(t.sourceShape), b.CreateVector(t.permutation),
-          b.CreateVector(t.data), b.CreateString(t.gatherIds),
-          int32_t(t.indexDim), b.CreateVector(t.indexMap), t.weight,
-          b.CreateVector(t.view), b.CreateVector(t.sourceView)));
+          b.CreateVector(t.sourceShape), b.CreateVector(t.permutation), data,
+          b.CreateString(t.gatherIds), int32_t(t.indexDim),
+          b.CreateVector(t.indexMap), t.weight, b.CreateVector(t.view),
+          b.CreateVector(t.sourceView), dataF16));
     }
     return b.CreateVector(out);
   }
@@ -209,8 +225,10 @@ CoreSet fromFb(const fb::CoreSet &c) { return {fromFb(c.x()), fromFb(c.y())}; }
 /// define (the verifier does not check them) are errors.
 class Reader {
 public:
-  Reader(StringRef origin, bool withWeights)
-      : origin(origin), withWeights(withWeights) {}
+  /// With an owner, weights are viewed in place and `owner` keeps the
+  /// bytes alive; without, they are copied.
+  Reader(StringRef origin, bool withWeights, std::shared_ptr<const void> owner)
+      : origin(origin), withWeights(withWeights), owner(std::move(owner)) {}
 
   Expected<Program> read(const fb::Bundle &in) {
     Program p;
@@ -319,6 +337,18 @@ private:
     return std::vector<T>(v->begin(), v->end());
   }
 
+  template <typename T>
+  TensorValues values(const flatbuffers::Vector<T> *v, DType dtype) {
+    if (!v || v->size() == 0 || !aligned(v, alignof(T)))
+      return {};
+    if (owner)
+      return TensorValues::view(v->Data(), v->size(), dtype, owner);
+    if constexpr (std::is_same_v<T, uint16_t>)
+      return TensorValues::halves(vec(v));
+    else
+      return TensorValues(vec(v));
+  }
+
   Error bad(StringRef what) {
     return err(origin + ": corrupt bundle (undefined " + what + " value)");
   }
@@ -371,10 +401,15 @@ private:
       t.sourceShape = vec(in->source_shape());
       t.permutation = vec(in->permutation());
       // The timing mode needs a weight's shape, not its values.
+      if (in->data() && in->data_f16())
+        return err(origin + ": corrupt bundle (tensor '" + t.name +
+                   "' has both f32 and f16 values)");
       if (withWeights || !in->weight())
-        t.data = vec(in->data());
+        t.data = in->data_f16() ? values(in->data_f16(), DType::F16)
+                                : values(in->data(), DType::F32);
       else
-        omittedWeights |= in->data() && in->data()->size() > 0;
+        omittedWeights |= (in->data() && in->data()->size() > 0) ||
+                          (in->data_f16() && in->data_f16()->size() > 0);
       t.gatherIds = str(in->gather_ids());
       t.indexDim = in->index_dim();
       t.indexMap = vec(in->index_map());
@@ -388,6 +423,7 @@ private:
 
   StringRef origin;
   bool withWeights;
+  std::shared_ptr<const void> owner;
   bool misaligned = false;
 
 public:
@@ -418,8 +454,8 @@ Expected<std::vector<uint8_t>> serializeBundle(const Program &program,
   for (const std::vector<HostTensor> *list :
        {&program.inputs, &program.outputs})
     for (const HostTensor &t : *list)
-      values +=
-          t.data.size() * sizeof(float) + t.indexMap.size() * sizeof(int64_t);
+      values += t.data.size() * (storedAsHalves(program, t) ? 2 : 4) +
+                t.indexMap.size() * sizeof(int64_t);
   static_assert(kMaxBundleBytes <= FLATBUFFERS_MAX_BUFFER_SIZE);
   uint64_t margin = std::min<uint64_t>(uint64_t(64) << 20, maxBytes / 32);
   if (values + margin > std::min(maxBytes, kMaxBundleBytes))
@@ -438,7 +474,8 @@ bool looksLikeBundle(StringRef bytes) {
 }
 
 Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
-                                    bool withWeights) {
+                                    bool withWeights,
+                                    std::shared_ptr<const void> owner) {
   if (!looksLikeBundle(bytes))
     return err(formatv("{0}: not a wafer bundle (no '{1}' identifier)", origin,
                        kBundleIdentifier));
@@ -454,12 +491,15 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
     return err(origin + ": corrupt bundle (checksum mismatch: its bytes "
                         "changed after it was written)");
   // FlatBuffers reads scalars in place; give it 8-byte aligned storage.
-  std::vector<uint64_t> aligned;
   const uint8_t *data = reinterpret_cast<const uint8_t *>(bytes.data());
   if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
-    aligned.resize(divideCeil(bytes.size(), sizeof(uint64_t)));
-    std::memcpy(aligned.data(), bytes.data(), bytes.size());
-    data = reinterpret_cast<const uint8_t *>(aligned.data());
+    auto aligned = std::make_shared<std::vector<uint64_t>>(
+        divideCeil(bytes.size(), sizeof(uint64_t)));
+    std::memcpy(aligned->data(), bytes.data(), bytes.size());
+    data = reinterpret_cast<const uint8_t *>(aligned->data());
+    // Weights viewed in place then live in the copy.
+    if (owner)
+      owner = std::move(aligned);
   }
   // Instruction bodies nest, so allow deep trees and many tables.
   flatbuffers::Verifier verifier(data, bytes.size(), /*max_depth=*/256,
@@ -472,7 +512,7 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
     return err(formatv("{0}: corrupt bundle ({1} bytes after its end at byte "
                        "{2})",
                        origin, bytes.size() - used, used));
-  Reader reader(origin, withWeights);
+  Reader reader(origin, withWeights, std::move(owner));
   Expected<Program> program = reader.read(*fb::GetBundle(data));
   if (!program)
     return program.takeError();
@@ -488,7 +528,9 @@ Expected<Program> readBundleFile(StringRef path) {
   if (!file)
     return err(formatv("cannot read bundle '{0}': {1}", path,
                        file.getError().message()));
-  return deserializeBundle((*file)->getBuffer(), path);
+  std::shared_ptr<const MemoryBuffer> mapped = std::move(*file);
+  return deserializeBundle(mapped->getBuffer(), path, /*withWeights=*/true,
+                           mapped);
 }
 
 Error writeBundleFile(const Program &program, StringRef path) {

@@ -184,8 +184,10 @@ private:
       if (t.data.empty())
         os << " user";
       else
-        os << " weights " << t.data.size() << " values checksum "
-           << format_hex_no_prefix(checksum(t.data), 8);
+        os << " weights " << t.data.size()
+           << (t.data.dtype() == DType::F16 ? " f16" : "")
+           << " values checksum "
+           << format_hex_no_prefix(checksum(t.data.toFloats()), 8);
     }
     os << "\n";
   }

@@ -1,5 +1,6 @@
 //===- BundleTest.cpp - Bundle round trip, corruption and validation ------===//
 #include "wafer/Runtime/Bundle.h"
+#include "wafer/Runtime/bundle_generated.h"
 
 #include "TestSupport.h"
 
@@ -8,8 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 using namespace wafer::rt;
 using namespace wafer::rt::test;
+namespace fb = wafer::fb;
 
 namespace {
 
@@ -52,7 +58,7 @@ Program richProgram() {
   w.permutation = {1, 0};
   w.buffer = 3;
   w.layout = {{Axis::None, 1}, {Axis::None, 1}};
-  w.data = {1, 2, 3, 4, 5, 6};
+  w.data = std::vector<float>{1, 2, 3, 4, 5, 6};
   p.inputs.push_back(w);
   // The same values through views: [6] placed, viewed as [2, 3], from the
   // source [6] viewed as [3, 2] and transposed.
@@ -77,7 +83,8 @@ TEST(Bundle, RoundTripPreservesTheDump) {
   llvm::Expected<Program> back = deserializeBundle(view, "mem");
   ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(dump(*back), dump(p));
-  EXPECT_EQ(back->inputs.back().data, p.inputs.back().data);
+  EXPECT_EQ(back->inputs.back().data.toFloats(),
+            p.inputs.back().data.toFloats());
   // Serialization is deterministic.
   EXPECT_EQ(llvm::cantFail(serializeBundle(*back)), bytes);
 }
@@ -85,8 +92,8 @@ TEST(Bundle, RoundTripPreservesTheDump) {
 TEST(Bundle, TooLargeForAFlatBufferIsAnError) {
   Program p = richProgram();
   for (HostTensor &t : p.inputs)
-    t.data.clear();
-  p.inputs.back().data.assign(100, 1.0f);
+    t.data = {};
+  p.inputs.back().data = std::vector<float>(100, 1.0f);
   EXPECT_EQ(errorOf(serializeBundle(p, 256)),
             "the bundle would hold 400 bytes of tensor values, more than a "
             "bundle can (256 bytes, FlatBuffers' limit)");
@@ -123,6 +130,86 @@ TEST(Bundle, FileRoundTrip) {
   llvm::sys::fs::remove(path);
   EXPECT_NE(errorOf(readBundleFile(path)).find(std::string(path)),
             std::string::npos);
+}
+
+TEST(Bundle, WeightsOfHalfBuffersAreStoredAsHalvesAndViewedInPlace) {
+  Program p = richProgram();
+  p.buffers[3].dtype = DType::F16; // 'w', which both weights fill
+  p.buffers[3].offsetBytes = 12;
+  p.inputs.back().data = std::vector<float>{1, 2.0004f, 3, 4, 5, 65520};
+  std::vector<uint8_t> f16 = llvm::cantFail(serializeBundle(p));
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("bundle", "wafb", path));
+  ASSERT_EQ(errorOf(writeBundleFile(p, path)), "");
+  llvm::Expected<Program> back = readBundleFile(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  // Rounded as placement would round them: to nearest even, 65520 to inf.
+  const TensorValues &values = back->inputs.back().data;
+  EXPECT_EQ(values.dtype(), DType::F16);
+  EXPECT_EQ(values.toFloats(),
+            (std::vector<float>{1, 2, 3, 4, 5,
+                                std::numeric_limits<float>::infinity()}));
+  // The program outlives the file's name; the mapping keeps the values.
+  Program copy = *back;
+  back = llvm::make_error<llvm::StringError>("gone",
+                                             llvm::inconvertibleErrorCode());
+  llvm::consumeError(back.takeError());
+  EXPECT_EQ(copy.inputs.back().data.toFloats()[1], 2.0f);
+  // Written again, the halves stay halves: the same bytes.
+  EXPECT_EQ(llvm::cantFail(serializeBundle(copy)), f16);
+  EXPECT_NE(dump(copy).find("'weight' f32 shape [2,3] buffer w layout "
+                            "[none,none] source [3,2] permutation [1,0] "
+                            "weights 6 f16 values"),
+            std::string::npos)
+      << dump(copy);
+}
+
+TEST(Bundle, ATensorWithBothF32AndF16ValuesIsCorrupt) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<float> f32 = {1};
+  std::vector<uint16_t> f16 = {0x3c00};
+  auto tensor = fb::CreateHostTensorDirect(
+      b, "w", nullptr, fb::DType::F32, 0, nullptr, nullptr, nullptr, &f32,
+      nullptr, -1, nullptr, true, nullptr, nullptr, &f16);
+  std::vector<flatbuffers::Offset<fb::HostTensor>> inputs = {tensor};
+  fb::FinishBundleBuffer(b, fb::CreateBundleDirect(b, kBundleVersion, 0, 1, 1,
+                                                   false, nullptr, nullptr,
+                                                   nullptr, &inputs));
+  std::vector<uint8_t> bytes(b.GetBufferPointer(),
+                             b.GetBufferPointer() + b.GetSize());
+  sealBundle(bytes);
+  EXPECT_EQ(errorOf(deserializeBundle(
+                llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                                bytes.size()),
+                "both")),
+            "both: corrupt bundle (tensor 'w' has both f32 and f16 values)");
+}
+
+TEST(Bundle, HalfConversionsAgreeWithTheCompilersOnEveryHalf) {
+  std::vector<uint16_t> all(1 << 16);
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = uint16_t(i);
+  // Lengths that are not multiples of 8 take the scalar tail too.
+  std::vector<float> floats(all.size());
+  halvesToFloats(all.data(), floats.data(), int64_t(all.size()) - 3);
+  halvesToFloats(all.data() + all.size() - 3, floats.data() + all.size() - 3,
+                 3);
+  std::vector<uint16_t> back(all.size());
+  floatsToHalves(floats.data(), back.data(), int64_t(all.size()) - 5);
+  floatsToHalves(floats.data() + all.size() - 5, back.data() + all.size() - 5,
+                 5);
+  for (size_t i = 0; i < all.size(); ++i) {
+    _Float16 h;
+    std::memcpy(&h, &all[i], sizeof h);
+    float expected = float(h);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(floats[i])) << i;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(&floats[i], &expected, sizeof expected), 0) << i;
+    ASSERT_EQ(back[i], all[i]) << i;
+  }
 }
 
 TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
@@ -175,7 +262,7 @@ TEST(Bundle, CorruptBytesAreRejectedNotCrashed) {
       errorOf(deserializeBundle(
           llvm::StringRef(reinterpret_cast<const char *>(v.data()), v.size()),
           "v2")),
-      "v2: bundle version 2, this runtime reads version 1");
+      "v2: bundle version 3, this runtime reads version 2");
 }
 
 TEST(Bundle, IndicesAreCheckedOnRead) {
@@ -234,7 +321,7 @@ TEST(Bundle, ValidationErrors) {
         "role 'all' instruction 3 (mark): op index 5 out of range (2 ops)");
   check([](Program &p) { p.inputs[0].layout[1].blocks = 3; },
         "input 'x': dimension 1: size 4 in 3 blocks on an axis of extent 4");
-  check([](Program &p) { p.inputs[1].data.pop_back(); },
+  check([](Program &p) { p.inputs[1].data = std::vector<float>(5, 1.0f); },
         "input 'weight': embedded data has 5 values, the source shape 6");
   check([](Program &p) { p.buffers[2].elements = 0; },
         "output 'out': needs 1 elements per core, buffer 'c' has 0");

@@ -37,7 +37,7 @@ Program historyProgram() {
   p.roles = {{"all", wholeGrid(1, 2),
               {copy, instr(Opcode::Add, {0, 0, 2}), mark(0)}}};
   HostTensor w = alongX("w", 2, 2);
-  w.data = {100, 200};
+  w.data = std::vector<float>{100, 200};
   p.inputs = {alongX("x", 2, 0), w};
   p.outputs = {alongX("hist", 8, 1), alongX("x_plus_w", 2, 0)};
   p.ops = {{"append", "copy", "copy"}};

@@ -415,10 +415,12 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
           path + ": is a compiled bundle; --layers and --dim-param apply to "
                  "ONNX models");
     // As for a model: only the functional mode reads weights, unless the
-    // bundle is to be kept.
-    return rt::deserializeBundle((*file)->getBuffer(), path,
-                                 modeOption == "functional" ||
-                                     !saveBundlePath.empty());
+    // bundle is to be kept. The program views them in the mapped file,
+    // which it keeps.
+    std::shared_ptr<const llvm::MemoryBuffer> mapped = std::move(*file);
+    return rt::deserializeBundle(
+        mapped->getBuffer(), path,
+        modeOption == "functional" || !saveBundlePath.empty(), mapped);
   }
   return compileModel(path, subset, host);
 }

@@ -8,7 +8,6 @@
 #include "llvm/Support/ThreadPool.h"
 
 #include <cmath>
-#include <deque>
 
 using namespace llvm;
 
@@ -43,16 +42,14 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
   if (ids.elements() != rowsWanted)
     return err(formatv("input '{0}' has shape {1}, expected {2} token ids",
                        in.gatherIds, shapeText(ids.shape), rowsWanted));
-  int64_t rows = int64_t(in.data.size()) / dim;
-  std::vector<float> out;
-  out.reserve(ids.data.size() * dim);
-  for (float id : ids.data) {
+  int64_t rows = in.data.size() / dim;
+  std::vector<float> out(ids.data.size() * dim);
+  for (auto [i, id] : llvm::enumerate(ids.data)) {
     if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
       return err(formatv("input '{0}': token id {1} is outside the "
                          "embedding table of {2} rows",
                          in.gatherIds, int64_t(id), rows));
-    auto row = in.data.begin() + int64_t(id) * dim;
-    out.insert(out.end(), row, row + dim);
+    in.data.read(int64_t(id) * dim, dim, out.data() + i * dim);
   }
   return out;
 }
@@ -60,9 +57,8 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
 /// Writes one input into its buffer on every core, from `source` (the
 /// values in in.sourceShape).
 static void placeInput(const Program &p, const HostTensor &in,
-                       const std::vector<float> &source,
-                       const GridPositions &grid, DataPath &data,
-                       SlotOf slotOf) {
+                       const TensorValues &source, const GridPositions &grid,
+                       DataPath &data, SlotOf slotOf) {
   const int64_t W = p.gridWidth, H = p.gridHeight;
   // Placed as the source is: no transpose, broadcast or gather.
   bool direct = in.permutation.empty() && in.indexDim < 0 && in.view.empty() &&
@@ -70,20 +66,21 @@ static void placeInput(const Program &p, const HostTensor &in,
   DType dtype = p.buffers[in.buffer].dtype;
   // Otherwise the placed tensor is made once, rounded to the buffer's
   // type, and every core copies its tiles from it as from a direct one.
-  const std::vector<float> *values = &source;
-  std::vector<float> placed;
+  TensorValues values = source;
   if (!direct) {
     int64_t count = 1;
     for (int64_t extent : in.shape)
       count *= std::max<int64_t>(extent, 0);
-    placed.resize(count);
+    std::vector<float> from = source.toFloats(), placed(count);
     for (int64_t i = 0; i < count; ++i) {
       int64_t index = sourceIndex(in, i);
-      placed[i] = index < 0 ? 0.0f : source[index];
+      placed[i] = index < 0 ? 0.0f : from[index];
     }
     roundToType(dtype, placed.data(), count);
-    values = &placed;
+    values = TensorValues(std::move(placed));
   }
+  // Values already of the buffer's precision need no rounding.
+  bool rounded = !direct || source.dtype() == dtype || dtype == DType::F32;
   // Replicas copy the tiles of the first core of their row or column.
   bool alongX = splitAlong(in.layout, Axis::X),
        alongY = splitAlong(in.layout, Axis::Y);
@@ -103,9 +100,9 @@ static void placeInput(const Program &p, const HostTensor &in,
           if (global < 0)
             std::fill_n(dst + local, length, 0.0f);
           else
-            std::copy_n(values->data() + global, length, dst + local);
+            values.read(global, length, dst + local);
         });
-    if (direct)
+    if (!rounded)
       roundToType(dtype, dst, elements);
   }
 }
@@ -117,22 +114,21 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
   // First every check, in the inputs' order, then the writes.
   struct Placement {
     const HostTensor *in;
-    const std::vector<float> *source;
+    TensorValues source;
   };
   std::vector<Placement> placements;
-  std::deque<std::vector<float>> gathered;
   for (const auto &[index, in] : llvm::enumerate(p.inputs)) {
     if (index < resident.size() && resident[index])
       continue;
     if (onlyGiven && !inputs.count(in.gatherIds.empty() ? in.name
                                                          : in.gatherIds))
       continue;
-    const std::vector<float> *source = &in.data;
+    TensorValues source = in.data;
     if (!in.gatherIds.empty()) {
       Expected<std::vector<float>> rows = gatherRows(in, inputs);
       if (!rows)
         return rows.takeError();
-      source = &gathered.emplace_back(std::move(*rows));
+      source = TensorValues(std::move(*rows));
     } else if (in.data.empty()) {
       auto it = inputs.find(in.name);
       if (it == inputs.end())
@@ -147,9 +143,10 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
       if (int64_t(a.data.size()) != a.elements())
         return err(formatv("input '{0}' has {1} values for shape {2}", in.name,
                            a.data.size(), shapeText(a.shape)));
-      source = &a.data;
+      source = TensorValues::view(a.data.data(), int64_t(a.data.size()),
+                                  DType::F32, nullptr);
     }
-    placements.push_back({&in, source});
+    placements.push_back({&in, std::move(source)});
   }
   // Inputs are live together, so their SRAM never overlaps and they can be
   // written in parallel; checked rather than assumed, since two writers of
@@ -167,12 +164,13 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
   if (threads > 1 && disjoint && placements.size() > 1) {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
     for (const Placement &pl : placements)
-      pool.async(
-          [&, pl] { placeInput(p, *pl.in, *pl.source, grid, data, slotOf); });
+      pool.async([&, &pl = pl] {
+        placeInput(p, *pl.in, pl.source, grid, data, slotOf);
+      });
     pool.wait();
   } else {
     for (const Placement &pl : placements)
-      placeInput(p, *pl.in, *pl.source, grid, data, slotOf);
+      placeInput(p, *pl.in, pl.source, grid, data, slotOf);
   }
   return Error::success();
 }

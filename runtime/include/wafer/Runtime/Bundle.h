@@ -39,11 +39,14 @@ bool looksLikeBundle(llvm::StringRef bytes);
 
 /// Verifies (checksum, FlatBuffers verifier, version, every index in range)
 /// and decodes bundle bytes. `origin` names the source in error messages.
-/// Without `withWeights` the weights' values are not copied out (the
-/// program is then weightsOmitted: it runs only in the timing mode).
-llvm::Expected<Program> deserializeBundle(llvm::StringRef bytes,
-                                          llvm::StringRef origin,
-                                          bool withWeights = true);
+/// Without `withWeights` the weights' values are not read (the program is
+/// then weightsOmitted: it runs only in the timing mode). With an `owner`
+/// that keeps `bytes` alive (a mapped file), the program views the weights
+/// where they lie instead of copying them.
+llvm::Expected<Program>
+deserializeBundle(llvm::StringRef bytes, llvm::StringRef origin,
+                  bool withWeights = true,
+                  std::shared_ptr<const void> owner = nullptr);
 
 /// Reads a bundle file.
 llvm::Expected<Program> readBundleFile(llvm::StringRef path);

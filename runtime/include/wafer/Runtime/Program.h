@@ -12,13 +12,15 @@
 #include "wafer/Runtime/Target.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace wafer::rt {
 
 /// Bump when the meaning of a field changes; readers reject other versions.
-constexpr uint32_t kBundleVersion = 1;
+/// 2: weights of f16 buffers are stored as f16 (`data_f16`).
+constexpr uint32_t kBundleVersion = 2;
 
 enum class Dir : uint8_t { Ramp = 0, North = 1, East = 2, South = 3, West = 4 };
 inline uint8_t dirBit(Dir d) { return uint8_t(1u << unsigned(d)); }
@@ -98,6 +100,49 @@ struct Channel {
 enum class DType : uint8_t { F32 = 0, F16 = 1 };
 
 inline int64_t bytesOf(DType dtype) { return dtype == DType::F16 ? 2 : 4; }
+
+/// IEEE binary16 values (bits) to floats and back (round to nearest even),
+/// with the F16C instructions where the CPU has them; the same results
+/// either way.
+void halvesToFloats(const uint16_t *halves, float *out, int64_t count);
+void floatsToHalves(const float *values, uint16_t *out, int64_t count);
+
+/// The values of a weight: f32 or f16, owned, or viewed where they lie (in
+/// a mapped bundle) and kept alive by an owner. Copies share the values.
+class TensorValues {
+public:
+  TensorValues() = default;
+  /// Owned f32 values.
+  TensorValues(std::vector<float> values);
+  /// Owned f16 values (IEEE binary16 bits).
+  static TensorValues halves(std::vector<uint16_t> bits);
+  /// `count` values of `dtype` at `data`, valid while `owner` lives (null:
+  /// while the caller keeps them).
+  static TensorValues view(const void *data, int64_t count, DType dtype,
+                           std::shared_ptr<const void> owner);
+
+  int64_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  DType dtype() const { return type; }
+  /// Values [begin, begin + n) as floats.
+  void read(int64_t begin, int64_t n, float *out) const;
+  std::vector<float> toFloats() const;
+  /// The f16 values rounded from these (a copy when they are f32).
+  std::vector<uint16_t> toHalves() const;
+  /// The raw values; null unless dtype() matches.
+  const float *f32() const {
+    return type == DType::F32 ? static_cast<const float *>(data) : nullptr;
+  }
+  const uint16_t *f16() const {
+    return type == DType::F16 ? static_cast<const uint16_t *>(data) : nullptr;
+  }
+
+private:
+  std::shared_ptr<const void> owner;
+  const void *data = nullptr;
+  int64_t count = 0;
+  DType type = DType::F32;
+};
 
 /// Per-core SRAM buffer; every core allocates every buffer at `offsetBytes`.
 struct Buffer {
@@ -260,7 +305,7 @@ struct HostTensor {
   std::vector<int64_t> permutation;
   /// Inputs only: embedded data of a weight (row-major, sourceShape); empty
   /// for tensors the user supplies at run time.
-  std::vector<float> data;
+  TensorValues data;
   /// Embedding inputs only: the graph input holding token ids. The source
   /// is then the rows of the table `data` ([rows, sourceShape.back()])
   /// those ids select, of shape sourceShape (the ids' shape + [dim]).
