@@ -57,6 +57,12 @@ std::string ScratchBuffer::suffix() const {
   return message ? name + std::to_string(message) : name;
 }
 
+mlir::Type ScratchBuffer::elementType(mlir::Type opElement) const {
+  if (role == BufferRole::MaxAndSum && opElement)
+    return mlir::Float32Type::get(opElement.getContext());
+  return opElement;
+}
+
 ChannelFamily plans::makeFamily(ChannelRole role, std::string name,
                                 rt::Axis axis,
                                 std::vector<rt::LinePath> paths) {

@@ -163,7 +163,8 @@ MemoryPlan wafer::planMemory(func::FuncOp main, mesh::GridAttr grid,
                        : Type();
     SmallVector<std::pair<int64_t, int64_t>> scratchRanges;
     for (auto [index, scratch] : llvm::enumerate(scratchBuffers(&op, grid))) {
-      int64_t bytes = bufferBytes(scratch.elements, element);
+      int64_t bytes =
+          bufferBytes(scratch.elements, scratch.elementType(element));
       int64_t at = freeList.allocate(bytes);
       plan.scratchOffsets[{&op, unsigned(index)}] = at;
       scratchRanges.push_back({at, bytes});

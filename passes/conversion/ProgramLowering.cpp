@@ -178,9 +178,10 @@ FailureOr<OpChannels> ProgramLowering::channelsFor(Operation *op) {
 FailureOr<OpScratch> ProgramLowering::scratchFor(Operation *op, StringRef tag) {
   OpScratch result;
   for (auto [index, scratch] : llvm::enumerate(scratchBuffers(op, grid))) {
-    auto buffer = newBuffer(op->getLoc(), (tag + scratch.suffix()).str(),
-                            scratch.elements, elementOf(op),
-                            memory.scratchOffsets.lookup({op, index}));
+    auto buffer =
+        newBuffer(op->getLoc(), (tag + scratch.suffix()).str(),
+                  scratch.elements, scratch.elementType(elementOf(op)),
+                  memory.scratchOffsets.lookup({op, index}));
     if (failed(buffer))
       return failure();
     result.add({scratch.role, scratch.message}, *buffer);

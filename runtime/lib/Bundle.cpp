@@ -226,9 +226,12 @@ CoreSet fromFb(const fb::CoreSet &c) { return {fromFb(c.x()), fromFb(c.y())}; }
 class Reader {
 public:
   /// With an owner, weights are viewed in place and `owner` keeps the
-  /// bytes alive; without, they are copied.
-  Reader(StringRef origin, bool withWeights, std::shared_ptr<const void> owner)
-      : origin(origin), withWeights(withWeights), owner(std::move(owner)) {}
+  /// bytes alive (`inMappedFile`: in a read-only file mapping); without,
+  /// they are copied.
+  Reader(StringRef origin, bool withWeights, std::shared_ptr<const void> owner,
+         bool inMappedFile)
+      : origin(origin), withWeights(withWeights), owner(std::move(owner)),
+        inMappedFile(inMappedFile) {}
 
   Expected<Program> read(const fb::Bundle &in) {
     Program p;
@@ -342,7 +345,8 @@ private:
     if (!v || v->size() == 0 || !aligned(v, alignof(T)))
       return {};
     if (owner)
-      return TensorValues::view(v->Data(), v->size(), dtype, owner);
+      return TensorValues::view(v->Data(), v->size(), dtype, owner,
+                                inMappedFile);
     if constexpr (std::is_same_v<T, uint16_t>)
       return TensorValues::halves(vec(v));
     else
@@ -424,6 +428,7 @@ private:
   StringRef origin;
   bool withWeights;
   std::shared_ptr<const void> owner;
+  bool inMappedFile;
   bool misaligned = false;
 
 public:
@@ -475,7 +480,7 @@ bool looksLikeBundle(StringRef bytes) {
 
 Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
                                     bool withWeights,
-                                    std::shared_ptr<const void> owner) {
+                                    std::shared_ptr<const MemoryBuffer> file) {
   if (!looksLikeBundle(bytes))
     return err(formatv("{0}: not a wafer bundle (no '{1}' identifier)", origin,
                        kBundleIdentifier));
@@ -492,6 +497,9 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
                         "changed after it was written)");
   // FlatBuffers reads scalars in place; give it 8-byte aligned storage.
   const uint8_t *data = reinterpret_cast<const uint8_t *>(bytes.data());
+  std::shared_ptr<const void> owner = file;
+  bool inMappedFile =
+      file && file->getBufferKind() == MemoryBuffer::MemoryBuffer_MMap;
   if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
     auto aligned = std::make_shared<std::vector<uint64_t>>(
         divideCeil(bytes.size(), sizeof(uint64_t)));
@@ -500,6 +508,7 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
     // Weights viewed in place then live in the copy.
     if (owner)
       owner = std::move(aligned);
+    inMappedFile = false;
   }
   // Instruction bodies nest, so allow deep trees and many tables.
   flatbuffers::Verifier verifier(data, bytes.size(), /*max_depth=*/256,
@@ -512,8 +521,12 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
     return err(formatv("{0}: corrupt bundle ({1} bytes after its end at byte "
                        "{2})",
                        origin, bytes.size() - used, used));
-  Reader reader(origin, withWeights, std::move(owner));
+  Reader reader(origin, withWeights, std::move(owner), inMappedFile);
   Expected<Program> program = reader.read(*fb::GetBundle(data));
+  // The checksum read every page; the weights' pages come back one tensor
+  // at a time as they are placed (and given back again after).
+  if (inMappedFile)
+    releaseMappedPages(data, int64_t(bytes.size()));
   if (!program)
     return program.takeError();
   program->weightsOmitted |= reader.omittedWeights;

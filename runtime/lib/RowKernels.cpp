@@ -15,21 +15,27 @@
 
 namespace wafer::rt::kernels {
 
-float elementwise(Opcode op, float a, float b) {
+void elementwise(Opcode op, const float *a, const float *b, float *out,
+                 int64_t count) {
+  // One loop per opcode, not a switch per element: the loops vectorise.
+  auto apply = [&](auto f) {
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = f(a[i], b[i]);
+  };
   switch (op) {
   case Opcode::Add:
-    return a + b;
+    return apply([](float x, float y) { return x + y; });
   case Opcode::Mul:
-    return a * b;
+    return apply([](float x, float y) { return x * y; });
   case Opcode::Max:
-    return std::max(a, b);
+    return apply([](float x, float y) { return std::max(x, y); });
   case Opcode::Swiglu:
-    return a / (1.0f + std::exp(-a)) * b;
+    return apply(
+        [](float x, float y) { return x / (1.0f + std::exp(-x)) * y; });
   default:
-    return 0.0f;
+    return apply([](float, float) { return 0.0f; });
   }
 }
-
 
 RowResult rowKernel(Opcode op, const RowArgs &r) {
   const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;

@@ -1,6 +1,11 @@
 //===- TensorValues.cpp - Weight values, f32 or f16, owned or viewed ------===//
 #include "wafer/Runtime/Program.h"
 
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Process.h"
+
+#include <sys/mman.h>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -93,13 +98,32 @@ TensorValues TensorValues::halves(std::vector<uint16_t> bits) {
 }
 
 TensorValues TensorValues::view(const void *data, int64_t count, DType dtype,
-                                std::shared_ptr<const void> owner) {
+                                std::shared_ptr<const void> owner,
+                                bool inMappedFile) {
   TensorValues t;
   t.data = data;
   t.count = count;
   t.type = dtype;
   t.owner = std::move(owner);
+  t.inMappedFile = inMappedFile;
   return t;
+}
+
+void TensorValues::releasePages() const {
+  if (inMappedFile)
+    releaseMappedPages(data, count * bytesOf(type));
+}
+
+void releaseMappedPages(const void *data, int64_t bytes) {
+  // Only the pages wholly inside the range: its neighbours may be in use.
+  uint64_t page = llvm::sys::Process::getPageSizeEstimate();
+  uint64_t begin = llvm::alignTo(reinterpret_cast<uintptr_t>(data), page),
+           end =
+               llvm::alignDown(reinterpret_cast<uintptr_t>(data) + bytes, page);
+  // A read-only file mapping's pages are clean: dropping them loses
+  // nothing, and the next read faults them in from the file again.
+  if (end > begin)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 void TensorValues::read(int64_t begin, int64_t n, float *out) const {

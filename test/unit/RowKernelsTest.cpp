@@ -59,6 +59,13 @@ std::vector<float> randomValues(size_t count, unsigned seed) {
 // elementwise
 //===----------------------------------------------------------------------===//
 
+/// One element through the elementwise kernel.
+float elementwise(Opcode op, float a, float b) {
+  float out = 0;
+  kernels::elementwise(op, &a, &b, &out, 1);
+  return out;
+}
+
 TEST(RowKernels, ElementwiseKinds) {
   EXPECT_EQ(elementwise(Opcode::Add, 2.0f, 3.5f), 5.5f);
   EXPECT_EQ(elementwise(Opcode::Mul, -2.0f, 3.5f), -7.0f);
@@ -75,6 +82,23 @@ TEST(RowKernels, ElementwiseKinds) {
   EXPECT_EQ(elementwise(Opcode::Swiglu, 0.0f, 5.0f), 0.0f);
   // Not an element-wise opcode.
   EXPECT_EQ(elementwise(Opcode::GemmTile, 2.0f, 3.0f), 0.0f);
+}
+
+TEST(RowKernels, ElementwiseRowsEqualTheirElementsAlsoInPlace) {
+  std::vector<float> a(37), b(37);
+  for (int i = 0; i < 37; ++i) {
+    a[i] = float(i % 7) - 3.25f;
+    b[i] = float(i % 5) * 0.5f - 1.0f;
+  }
+  for (Opcode op : {Opcode::Add, Opcode::Mul, Opcode::Max, Opcode::Swiglu}) {
+    std::vector<float> out(37), inPlace = a;
+    kernels::elementwise(op, a.data(), b.data(), out.data(), 37);
+    kernels::elementwise(op, inPlace.data(), b.data(), inPlace.data(), 37);
+    for (int i = 0; i < 37; ++i) {
+      EXPECT_EQ(out[i], elementwise(op, a[i], b[i])) << i;
+      EXPECT_EQ(inPlace[i], out[i]) << i;
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,9 +4,11 @@
 #include "wafer/Runtime/RowKernels.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Memory.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <sys/mman.h>
 
@@ -14,9 +16,18 @@ namespace wafer::rt::emulator {
 
 DataPath::~DataPath() = default;
 
-void roundToType(DType dtype, float *values, int64_t count) {
+void loadValues(DType dtype, const std::byte *from, float *to, int64_t count) {
   if (dtype == DType::F16)
-    kernels::roundToHalf(values, count);
+    halvesToFloats(reinterpret_cast<const uint16_t *>(from), to, count);
+  else
+    std::memcpy(to, from, size_t(count) * sizeof(float));
+}
+
+void storeValues(DType dtype, const float *from, std::byte *to, int64_t count) {
+  if (dtype == DType::F16)
+    floatsToHalves(from, reinterpret_cast<uint16_t *>(to), count);
+  else
+    std::memmove(to, from, size_t(count) * sizeof(float));
 }
 
 namespace {
@@ -56,25 +67,78 @@ int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values) {
   }
 }
 
+/// A kernel's operands as floats: f32 slots where they lie, f16 slots
+/// converted into per-thread scratch (one copy per slot, so an operand that
+/// is also the result stays one array). finish() stores the result back,
+/// which rounds it to f16.
+class FloatOperands {
+public:
+  FloatOperands(const Program &p, std::byte *core,
+                const std::vector<int64_t> &slotOffset)
+      : p(p), core(core), slotOffset(slotOffset) {}
+
+  /// An operand the kernel reads (`load`) or only writes.
+  float *operator()(int32_t slot, bool load = true) {
+    if (slot < 0)
+      return nullptr;
+    const Buffer &b = p.buffers[slot];
+    std::byte *bytes = core + slotOffset[slot];
+    if (b.dtype == DType::F32)
+      return reinterpret_cast<float *>(bytes);
+    for (int i = 0; i < used; ++i)
+      if (held[i] == slot)
+        return scratch[i].data();
+    std::vector<float> &values = scratch[used];
+    held[used++] = slot;
+    values.resize(size_t(b.elements));
+    if (load)
+      loadValues(DType::F16, bytes, values.data(), b.elements);
+    return values.data();
+  }
+
+  /// Stores the first `count` values of `slot` (an f16 slot's scratch).
+  void finish(int32_t slot, int64_t count) {
+    if (p.buffers[slot].dtype == DType::F32)
+      return;
+    for (int i = 0; i < used; ++i)
+      if (held[i] == slot)
+        storeValues(DType::F16, scratch[i].data(), core + slotOffset[slot],
+                    count);
+  }
+
+private:
+  const Program &p;
+  std::byte *core;
+  const std::vector<int64_t> &slotOffset;
+  // Kernels run on several threads at once; each has its scratch, which
+  // keeps its capacity from kernel to kernel.
+  static thread_local std::vector<float> scratch[4];
+  int32_t held[4] = {-1, -1, -1, -1};
+  int used = 0;
+};
+
+thread_local std::vector<float> FloatOperands::scratch[4];
+
 class FunctionalDataPath final : public DataPath {
 public:
-  // A core's storage mirrors its SRAM: buffer b's values start at float
-  // offsetBytes / 2, so buffers the memory plan overlaps (disjoint
-  // lifetimes) share storage as they share SRAM, and a core needs two
-  // floats per SRAM word (one per f16 value; an f32 value uses one of two).
+  // A core's storage mirrors its SRAM byte for byte: buffer b's values
+  // start at b.offsetBytes, so buffers the memory plan overlaps (disjoint
+  // lifetimes) share storage as they share SRAM.
   explicit FunctionalDataPath(const Program &p) : p(p) {
     for (const Buffer &b : p.buffers) {
-      slotOffset.push_back(b.offsetBytes / 2);
-      perCore = std::max(perCore, b.offsetBytes / 2 + b.elements);
+      slotOffset.push_back(b.offsetBytes);
+      perCore =
+          std::max(perCore, b.offsetBytes + b.elements * bytesOf(b.dtype));
     }
+    // f32 values stay aligned in every core (offsets are multiples of 4).
+    perCore = llvm::alignTo(perCore, 8);
   }
 
   // Fresh anonymous pages rather than a vector: they come zeroed, so the
   // storage is not written twice. (Huge pages were tried: compaction made
   // their faults slower or faster by 4x from run to run.)
   llvm::Error allocate(int64_t cores) override {
-    size_t bytes =
-        std::max<size_t>(size_t(cores * perCore) * sizeof(float), 1);
+    size_t bytes = std::max<size_t>(size_t(cores * perCore), 1);
     std::error_code ec;
     data = llvm::sys::OwningMemoryBlock(llvm::sys::Memory::allocateMappedMemory(
         bytes, nullptr, llvm::sys::Memory::MF_READ | llvm::sys::Memory::MF_WRITE,
@@ -94,34 +158,34 @@ public:
     return llvm::Error::success();
   }
 
-  float *storage(int32_t core, int32_t slot) override {
-    return static_cast<float *>(data.base()) + int64_t(core) * perCore +
-           slotOffset[slot];
+  std::byte *storage(int32_t core, int32_t slot) override {
+    return coreBytes(core) + slotOffset[slot];
   }
 
   Payload read(int32_t core, int32_t slot, int64_t elements) override {
-    const float *src = storage(core, slot);
-    return std::make_shared<const std::vector<float>>(src, src + elements);
+    auto values = std::make_shared<std::vector<float>>(size_t(elements));
+    loadValues(p.buffers[slot].dtype, storage(core, slot), values->data(),
+               elements);
+    return values;
   }
 
-  void write(int32_t core, int32_t slot, int32_t buffer,
-             const Payload &payload, DType sentAs) override {
-    float *dst = storage(core, slot);
-    std::copy(payload->begin(), payload->end(), dst);
-    // Values sent from a buffer of the same type are rounded already.
-    if (sentAs != p.buffers[buffer].dtype)
-      roundToType(p.buffers[buffer].dtype, dst, int64_t(payload->size()));
+  // Values sent from a buffer of the same type convert exactly; from an
+  // f32 buffer into an f16 one they round.
+  void write(int32_t core, int32_t slot, int32_t buffer, const Payload &payload,
+             DType) override {
+    storeValues(p.buffers[buffer].dtype, payload->data(), storage(core, slot),
+                int64_t(payload->size()));
   }
 
   int64_t kernel(int32_t core, const Op &op, const KernelSlots &slots,
                  const KernelValues &values) override;
 
 private:
-  void round(int32_t buffer, float *values, int64_t count) const {
-    roundToType(p.buffers[buffer].dtype, values, count);
+  std::byte *coreBytes(int32_t core) {
+    return static_cast<std::byte *>(data.base()) + int64_t(core) * perCore;
   }
-  void rowKernel(int32_t core, const Op &op, const KernelSlots &slots,
-                 const KernelValues &values);
+  void copy(int32_t core, const Op &op, const KernelSlots &slots,
+            const KernelValues &values);
 
   const Program &p;
   int64_t perCore = 0;
@@ -129,72 +193,82 @@ private:
   llvm::sys::OwningMemoryBlock data;
 };
 
-void FunctionalDataPath::rowKernel(int32_t core, const Op &op,
-                                   const KernelSlots &slots,
-                                   const KernelValues &values) {
-  kernels::RowArgs args = rowArgs(p, op, values);
-  args.out = storage(core, slots.out);
-  auto operand = [&](int32_t slot) -> const float * {
-    return slot < 0 ? nullptr : storage(core, slot);
-  };
-  args.a = operand(slots.in1);
-  args.b = operand(slots.in2);
-  args.c = operand(slots.in3);
-  kernels::RowResult result = kernels::rowKernel(op.opcode, args);
-  round(op.out, args.out, result.written);
+void FunctionalDataPath::copy(int32_t core, const Op &op,
+                              const KernelSlots &slots,
+                              const KernelValues &values) {
+  DType to = p.buffers[slots.out].dtype, from = p.buffers[slots.in1].dtype;
+  std::byte *dst = storage(core, slots.out) + values.expr * op.n * bytesOf(to);
+  const std::byte *src =
+      storage(core, slots.in1) + values.expr2 * op.n * bytesOf(from);
+  if (to == from) {
+    if (src != dst) // slots of one size never partly overlap
+      std::memmove(dst, src, size_t(op.n * bytesOf(to)));
+    return;
+  }
+  std::vector<float> floats(size_t(op.n));
+  loadValues(from, src, floats.data(), op.n);
+  storeValues(to, floats.data(), dst, op.n);
 }
 
 int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
                                    const KernelSlots &slots,
                                    const KernelValues &values) {
+  FloatOperands operand(p, coreBytes(core), slotOffset);
+  int64_t outElements = p.buffers[slots.out].elements;
   switch (op.kind) {
   case Step::Gemm:
   case Step::Gemv: {
     int64_t m = op.kind == Step::Gemm ? op.m : 1, k = op.k, n = op.n;
-    float *out = storage(core, slots.out);
-    const float *a = storage(core, slots.in1), *b = storage(core, slots.in2);
+    float *out = operand(slots.out);
+    const float *a = operand(slots.in1), *b = operand(slots.in2);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t q = 0; q < k; ++q) {
         float av = a[i * k + q];
         for (int64_t j = 0; j < n; ++j)
           out[i * n + j] += av * b[q * n + j];
       }
-    round(op.out, out, m * n);
+    operand.finish(slots.out, m * n);
     break;
   }
   case Step::Add:
   case Step::Mul:
   case Step::Max:
   case Step::Swiglu: {
-    int64_t count = p.buffers[op.out].elements;
-    float *out = storage(core, slots.out);
-    const float *a = storage(core, slots.in1), *b = storage(core, slots.in2);
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = kernels::elementwise(op.opcode, a[i], b[i]);
-    round(op.out, out, count);
+    // The inputs first: an output that is one of them is then loaded.
+    const float *a = operand(slots.in1), *b = operand(slots.in2);
+    kernels::elementwise(op.opcode, a, b, operand(slots.out, /*load=*/false),
+                         outElements);
+    operand.finish(slots.out, outElements);
     break;
   }
   case Step::Zero:
-    std::fill_n(storage(core, slots.out), p.buffers[op.out].elements, 0.0f);
+    std::memset(storage(core, slots.out), 0,
+                size_t(outElements * bytesOf(p.buffers[slots.out].dtype)));
     break;
   case Step::Rotate: {
-    int64_t count = p.buffers[op.out].elements;
-    float *a = storage(core, slots.out);
-    if (count > 0)
-      std::rotate(a, a + op.n, a + count);
+    std::byte *a = storage(core, slots.out);
+    int64_t size = bytesOf(p.buffers[slots.out].dtype);
+    if (outElements > 0)
+      std::rotate(a, a + op.n * size, a + outElements * size);
     break;
   }
-  case Step::Copy: {
-    float *dst = storage(core, slots.out) + values.expr * op.n;
-    const float *src = storage(core, slots.in1) + values.expr2 * op.n;
-    if (src != dst) // slots of one size never partly overlap
-      std::copy_n(src, op.n, dst);
-    round(op.out, dst, op.n);
+  case Step::Copy:
+    copy(core, op, slots, values);
+    break;
+  default: {
+    kernels::RowArgs args = rowArgs(p, op, values);
+    args.out = operand(slots.out);
+    args.a = operand(slots.in1);
+    args.b = operand(slots.in2);
+    args.c = operand(slots.in3);
+    kernels::rowKernel(op.opcode, args);
+    // A row kernel may write any of the slot; values it left convert back
+    // exactly. FlashStep also updates its running max and sum (in1).
+    operand.finish(slots.out, outElements);
+    if (op.opcode == Opcode::FlashStep)
+      operand.finish(slots.in1, p.buffers[slots.in1].elements);
     break;
   }
-  default:
-    rowKernel(core, op, slots, values);
-    break;
   }
   return kernelWork(p, op, values);
 }
@@ -203,7 +277,7 @@ class TimingDataPath final : public DataPath {
 public:
   explicit TimingDataPath(const Program &p) : p(p) {}
   llvm::Error allocate(int64_t) override { return llvm::Error::success(); }
-  float *storage(int32_t, int32_t) override { return nullptr; }
+  std::byte *storage(int32_t, int32_t) override { return nullptr; }
   Payload read(int32_t, int32_t, int64_t) override { return nullptr; }
   void write(int32_t, int32_t, int32_t, const Payload &, DType) override {}
   int64_t kernel(int32_t, const Op &op, const KernelSlots &,

@@ -15,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -51,19 +52,24 @@ public:
   /// a slot of buffer `buffer`'s type.
   virtual void write(int32_t core, int32_t slot, int32_t buffer,
                      const Payload &payload, DType sentAs) = 0;
-  /// Host access to a slot's storage (placement and readback).
-  virtual float *storage(int32_t core, int32_t slot) = 0;
+  /// Host access to a slot's storage (placement, readback, handover): its
+  /// bytes as the core's SRAM holds them, f16 values as IEEE binary16.
+  virtual std::byte *storage(int32_t core, int32_t slot) = 0;
 };
 
-/// Real element data: f32 storage, f16 buffers rounded after each write.
+/// Values of `dtype` in storage to floats, and floats to storage (f16:
+/// rounded to nearest even).
+void loadValues(DType dtype, const std::byte *from, float *to, int64_t count);
+void storeValues(DType dtype, const float *from, std::byte *to, int64_t count);
+
+/// Real element data, stored as the SRAM stores it (f16 buffers in two
+/// bytes a value); the kernels compute in f32 and round each result to
+/// its buffer's type.
 std::unique_ptr<DataPath> makeFunctionalDataPath(const Program &program);
 
 /// No element data at all (the timing mode): kernels only count their work,
 /// messages carry no values, and storage() is null.
 std::unique_ptr<DataPath> makeTimingDataPath(const Program &program);
-
-/// Rounds values just written into a buffer of `dtype` to its precision.
-void roundToType(DType dtype, float *values, int64_t count);
 
 } // namespace wafer::rt::emulator
 

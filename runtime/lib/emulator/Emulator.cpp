@@ -859,8 +859,9 @@ Error Scheduler::adopt(
     if (mode != EmulatorMode::Functional)
       continue;
     for (int32_t id = 0; id < N; ++id)
-      std::copy_n(from.data->storage(id, from.slotOf(id, out->buffer)),
-                  src.elements, data->storage(id, slotOf(id, in->buffer)));
+      std::memcpy(data->storage(id, slotOf(id, in->buffer)),
+                  from.data->storage(id, from.slotOf(id, out->buffer)),
+                  size_t(src.elements * bytesOf(src.dtype)));
   }
   return Error::success();
 }

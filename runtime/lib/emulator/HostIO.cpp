@@ -8,6 +8,7 @@
 #include "llvm/Support/ThreadPool.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace llvm;
 
@@ -64,8 +65,9 @@ static void placeInput(const Program &p, const HostTensor &in,
   bool direct = in.permutation.empty() && in.indexDim < 0 && in.view.empty() &&
                 in.sourceView.empty() && in.shape == in.sourceShape;
   DType dtype = p.buffers[in.buffer].dtype;
-  // Otherwise the placed tensor is made once, rounded to the buffer's
-  // type, and every core copies its tiles from it as from a direct one.
+  int64_t size = bytesOf(dtype);
+  // Otherwise the placed tensor is made once, in the buffer's type, and
+  // every core copies its tiles from it as from a direct one.
   TensorValues values = source;
   if (!direct) {
     int64_t count = 1;
@@ -76,34 +78,35 @@ static void placeInput(const Program &p, const HostTensor &in,
       int64_t index = sourceIndex(in, i);
       placed[i] = index < 0 ? 0.0f : from[index];
     }
-    roundToType(dtype, placed.data(), count);
     values = TensorValues(std::move(placed));
   }
-  // Values already of the buffer's precision need no rounding.
-  bool rounded = !direct || source.dtype() == dtype || dtype == DType::F32;
+  if (dtype == DType::F16 && values.dtype() != DType::F16)
+    values = TensorValues::halves(values.toHalves());
   // Replicas copy the tiles of the first core of their row or column.
   bool alongX = splitAlong(in.layout, Axis::X),
        alongY = splitAlong(in.layout, Axis::Y);
-  int64_t elements = p.buffers[in.buffer].elements;
+  int64_t bytes = p.buffers[in.buffer].elements * size;
   for (int64_t id = 0; id < W * H; ++id) {
-    float *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
+    std::byte *dst = data.storage(int32_t(id), slotOf(int32_t(id), in.buffer));
     int64_t replicaOf = (alongY ? id / W : 0) * W + (alongX ? id % W : 0);
     if (replicaOf != id) {
-      std::copy_n(data.storage(int32_t(replicaOf),
+      std::memcpy(dst,
+                  data.storage(int32_t(replicaOf),
                                slotOf(int32_t(replicaOf), in.buffer)),
-                  elements, dst);
+                  size_t(bytes));
       continue;
     }
     forEachLocalRun(
         in.shape, in.layout, H, W, grid.posX[id % W], grid.posY[id / W],
         [&](int64_t local, int64_t global, int64_t length) {
+          std::byte *to = dst + local * size;
           if (global < 0)
-            std::fill_n(dst + local, length, 0.0f);
+            std::memset(to, 0, size_t(length * size));
+          else if (dtype == DType::F16)
+            std::memcpy(to, values.f16() + global, size_t(length * size));
           else
-            values.read(global, length, dst + local);
+            values.read(global, length, reinterpret_cast<float *>(to));
         });
-    if (!rounded)
-      roundToType(dtype, dst, elements);
   }
 }
 
@@ -161,16 +164,19 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
   bool disjoint = true;
   for (size_t i = 1; i < ranges.size(); ++i)
     disjoint &= ranges[i].first >= ranges[i - 1].second;
+  // A weight in a mapped bundle is read once: its pages go back after.
+  auto place = [&](const Placement &pl) {
+    placeInput(p, *pl.in, pl.source, grid, data, slotOf);
+    pl.source.releasePages();
+  };
   if (threads > 1 && disjoint && placements.size() > 1) {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
     for (const Placement &pl : placements)
-      pool.async([&, &pl = pl] {
-        placeInput(p, *pl.in, pl.source, grid, data, slotOf);
-      });
+      pool.async([&, &pl = pl] { place(pl); });
     pool.wait();
   } else {
     for (const Placement &pl : placements)
-      placeInput(p, *pl.in, pl.source, grid, data, slotOf);
+      place(pl);
   }
   return Error::success();
 }
@@ -186,6 +192,7 @@ NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
     NDArray a;
     a.shape = out.shape;
     a.data.assign(a.elements(), 0.0f);
+    std::vector<float> values(size_t(p.buffers[out.buffer].elements));
     // Replicated axes are read from their logical position 0.
     bool usesX = false, usesY = false;
     for (const LayoutDim &d : out.layout) {
@@ -195,11 +202,13 @@ NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
     for (int64_t ly = 0; ly < (usesY ? H : 1); ++ly)
       for (int64_t lx = 0; lx < (usesX ? W : 1); ++lx) {
         int32_t id = int32_t(grid.orderY[ly] * W + grid.orderX[lx]);
-        const float *src = data.storage(id, slotOf(id, out.buffer));
+        loadValues(p.buffers[out.buffer].dtype,
+                   data.storage(id, slotOf(id, out.buffer)), values.data(),
+                   int64_t(values.size()));
         forEachLocalElement(out.shape, out.layout, H, W, lx, ly,
                             [&](int64_t local, int64_t global) {
                               if (global >= 0)
-                                a.data[global] = src[local];
+                                a.data[global] = values[local];
                             });
       }
     // The view is a row-major reshape: only the shape changes.

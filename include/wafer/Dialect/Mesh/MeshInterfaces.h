@@ -81,6 +81,10 @@ struct ScratchBuffer {
 
   /// The buffer's name after the op's tag, e.g. "_a_next" or "_partial1".
   std::string suffix() const;
+  /// Its element type for an op computing in `opElement`: f32 for running
+  /// softmax statistics (a sum over thousands of keys needs more than f16's
+  /// 11 bits), otherwise the op's.
+  mlir::Type elementType(mlir::Type opElement) const;
 };
 
 /// How an op combines values across a grid axis with an allreduce

@@ -9,7 +9,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
 
 namespace wafer::rt {
 
@@ -40,13 +45,14 @@ bool looksLikeBundle(llvm::StringRef bytes);
 /// Verifies (checksum, FlatBuffers verifier, version, every index in range)
 /// and decodes bundle bytes. `origin` names the source in error messages.
 /// Without `withWeights` the weights' values are not read (the program is
-/// then weightsOmitted: it runs only in the timing mode). With an `owner`
-/// that keeps `bytes` alive (a mapped file), the program views the weights
-/// where they lie instead of copying them.
+/// then weightsOmitted: it runs only in the timing mode). With the `file`
+/// that holds `bytes`, the program keeps it and views the weights where
+/// they lie instead of copying them; when the file is mapped, the pages
+/// reading touched are given back, to be read again as they are used.
 llvm::Expected<Program>
 deserializeBundle(llvm::StringRef bytes, llvm::StringRef origin,
                   bool withWeights = true,
-                  std::shared_ptr<const void> owner = nullptr);
+                  std::shared_ptr<const llvm::MemoryBuffer> file = nullptr);
 
 /// Reads a bundle file.
 llvm::Expected<Program> readBundleFile(llvm::StringRef path);

@@ -107,6 +107,11 @@ inline int64_t bytesOf(DType dtype) { return dtype == DType::F16 ? 2 : 4; }
 void halvesToFloats(const uint16_t *halves, float *out, int64_t count);
 void floatsToHalves(const float *values, uint16_t *out, int64_t count);
 
+/// Gives back the host memory of the whole pages within [data, data +
+/// bytes) of a read-only file mapping (madvise); reading them again reads
+/// the file.
+void releaseMappedPages(const void *data, int64_t bytes);
+
 /// The values of a weight: f32 or f16, owned, or viewed where they lie (in
 /// a mapped bundle) and kept alive by an owner. Copies share the values.
 class TensorValues {
@@ -117,9 +122,11 @@ public:
   /// Owned f16 values (IEEE binary16 bits).
   static TensorValues halves(std::vector<uint16_t> bits);
   /// `count` values of `dtype` at `data`, valid while `owner` lives (null:
-  /// while the caller keeps them).
+  /// while the caller keeps them); `inMappedFile`: they lie in a read-only
+  /// mapping of a file, whose pages releasePages() may give back.
   static TensorValues view(const void *data, int64_t count, DType dtype,
-                           std::shared_ptr<const void> owner);
+                           std::shared_ptr<const void> owner,
+                           bool inMappedFile = false);
 
   int64_t size() const { return count; }
   bool empty() const { return count == 0; }
@@ -129,6 +136,10 @@ public:
   std::vector<float> toFloats() const;
   /// The f16 values rounded from these (a copy when they are f32).
   std::vector<uint16_t> toHalves() const;
+  /// Gives the host memory of values in a mapped file back to the kernel
+  /// (they are read from the file again when next used); a no-op for
+  /// values in memory.
+  void releasePages() const;
   /// The raw values; null unless dtype() matches.
   const float *f32() const {
     return type == DType::F32 ? static_cast<const float *>(data) : nullptr;
@@ -142,6 +153,7 @@ private:
   const void *data = nullptr;
   int64_t count = 0;
   DType type = DType::F32;
+  bool inMappedFile = false;
 };
 
 /// Per-core SRAM buffer; every core allocates every buffer at `offsetBytes`.

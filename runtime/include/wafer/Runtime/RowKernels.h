@@ -19,8 +19,9 @@ void roundToHalf(float *values, int64_t count);
 /// The one-at-a-time conversion roundToHalf must agree with.
 void roundToHalfReference(float *values, int64_t count);
 
-/// out = a (op) b for Add, Mul, Max, Swiglu.
-float elementwise(Opcode op, float a, float b);
+/// out[i] = a[i] (op) b[i] for Add, Mul, Max, Swiglu; out may be a or b.
+void elementwise(Opcode op, const float *a, const float *b, float *out,
+                 int64_t count);
 
 /// Runs a row instruction; returns the values written to `out` (to round
 /// f16 results) and the work in operations (for its cycles).
