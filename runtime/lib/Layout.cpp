@@ -151,4 +151,67 @@ int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex) {
   return index;
 }
 
+void forEachSourceRun(
+    const HostTensor &tensor,
+    llvm::function_ref<void(int64_t, int64_t, int64_t, int64_t)> visit) {
+  // sourceIndex's mapping, as one source stride per placed dimension (0:
+  // broadcast or unmapped) plus the gathered dimension, if any.
+  const std::vector<int64_t> &shape = tensor.viewShape();
+  const std::vector<int64_t> &src = tensor.permutedSource();
+  size_t rank = shape.size(), srcRank = src.size();
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= std::max<int64_t>(extent, 0);
+  if (count == 0)
+    return;
+  if (rank == 0)
+    return visit(0, 1, 0, 0);
+  std::vector<int64_t> srcStride(srcRank, 1), stride(rank, 0);
+  for (size_t s = srcRank; s-- > 1;)
+    srcStride[s - 1] = srcStride[s] * src[s];
+  int64_t gathered = -1; // the placed dimension indexMap applies to
+  size_t lead = rank >= srcRank ? rank - srcRank : 0;
+  for (size_t j = 0; j < srcRank && lead + j < rank; ++j) {
+    size_t s = tensor.permutation.empty() ? j : size_t(tensor.permutation[j]);
+    if (s >= srcRank)
+      continue;
+    stride[lead + j] = srcStride[s];
+    if (int64_t(j) == tensor.indexDim)
+      gathered = int64_t(lead + j);
+    else if (src[s] == 1)
+      stride[lead + j] = 0;
+  }
+  // Odometer over all dimensions but the last, which is the run.
+  size_t inner = rank - 1;
+  int64_t length = shape[inner];
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t placed = 0; placed < count; placed += length) {
+    int64_t base = 0;
+    bool padding = false;
+    for (size_t d = 0; d < inner; ++d) {
+      int64_t c = coord[d];
+      if (int64_t(d) == gathered) {
+        c = tensor.indexMap[c];
+        padding |= c < 0;
+      }
+      base += c * stride[d];
+    }
+    if (padding) {
+      visit(placed, length, -1, 0);
+    } else if (int64_t(inner) == gathered) {
+      for (int64_t i = 0; i < length; ++i) {
+        int64_t at = tensor.indexMap[i];
+        visit(placed + i, 1, at < 0 ? -1 : base + at * stride[inner], 0);
+      }
+    } else {
+      visit(placed, length, base, stride[inner]);
+    }
+    for (size_t d = inner; d-- > 0;) {
+      if (++coord[d] < shape[d])
+        break;
+      coord[d] = 0;
+    }
+  }
+}
+
 } // namespace wafer::rt

@@ -117,4 +117,48 @@ TEST(Layout, SourceIndexThroughViews) {
       }
 }
 
+/// Every placed element's source index through forEachSourceRun.
+std::vector<int64_t> sourceIndicesByRuns(const HostTensor &t) {
+  std::vector<int64_t> out;
+  forEachSourceRun(
+      t, [&](int64_t placed, int64_t length, int64_t source, int64_t stride) {
+        EXPECT_EQ(placed, int64_t(out.size()));
+        for (int64_t i = 0; i < length; ++i)
+          out.push_back(source < 0 ? -1 : source + i * stride);
+      });
+  return out;
+}
+
+TEST(Layout, SourceRunsAgreeWithSourceIndex) {
+  std::vector<HostTensor> cases(6);
+  cases[0].shape = {2, 3, 4}; // transposed and broadcast
+  cases[0].sourceShape = {4, 3};
+  cases[0].permutation = {1, 0};
+  cases[1].shape = {3, 2}; // broadcast rows
+  cases[1].sourceShape = {1, 2};
+  cases[2].shape = {4, 4, 2}; // lanes: views and a gather
+  cases[2].view = {2, 2, 4, 2};
+  cases[2].sourceShape = {2, 3, 4};
+  cases[2].sourceView = {2, 3, 2, 2};
+  cases[2].permutation = {0, 3, 1, 2};
+  cases[2].indexDim = 2;
+  cases[2].indexMap = {0, -1, 1, 2};
+  cases[3].shape = {3, 4}; // a gather along the last dimension
+  cases[3].sourceShape = {3, 2};
+  cases[3].indexDim = 1;
+  cases[3].indexMap = {1, -1, 0, 1};
+  cases[4].shape = {};     // a scalar
+  cases[5].shape = {2, 3}; // identity
+  cases[5].sourceShape = {2, 3};
+  for (const HostTensor &t : cases) {
+    int64_t count = 1;
+    for (int64_t extent : t.viewShape())
+      count *= extent;
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < count; ++i)
+      want.push_back(sourceIndex(t, i));
+    EXPECT_EQ(sourceIndicesByRuns(t), want);
+  }
+}
+
 } // namespace

@@ -55,6 +55,21 @@ static Expected<std::vector<float>> gatherRows(const HostTensor &in,
   return out;
 }
 
+/// The placed tensor of `in` (`count` elements) from its source values;
+/// padding is zero (whose bits are zero in f32 and f16 alike).
+template <typename T>
+static std::vector<T> gatherPlaced(const HostTensor &in, const T *from,
+                                   int64_t count) {
+  std::vector<T> placed(count);
+  forEachSourceRun(
+      in, [&](int64_t at, int64_t length, int64_t index, int64_t stride) {
+        if (index >= 0)
+          for (int64_t i = 0; i < length; ++i)
+            placed[at + i] = from[index + i * stride];
+      });
+  return placed;
+}
+
 /// Writes one input into its buffer on every core, from `source` (the
 /// values in in.sourceShape).
 static void placeInput(const Program &p, const HostTensor &in,
@@ -73,12 +88,11 @@ static void placeInput(const Program &p, const HostTensor &in,
     int64_t count = 1;
     for (int64_t extent : in.shape)
       count *= std::max<int64_t>(extent, 0);
-    std::vector<float> from = source.toFloats(), placed(count);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t index = sourceIndex(in, i);
-      placed[i] = index < 0 ? 0.0f : from[index];
-    }
-    values = TensorValues(std::move(placed));
+    // In the source's type: f16 weights are gathered, not converted.
+    if (source.f16())
+      values = TensorValues::halves(gatherPlaced(in, source.f16(), count));
+    else
+      values = TensorValues(gatherPlaced(in, source.f32(), count));
   }
   if (dtype == DType::F16 && values.dtype() != DType::F16)
     values = TensorValues::halves(values.toHalves());

@@ -49,6 +49,15 @@ void forEachLocalRun(
 /// broadcast, or padding, of HostTensor); -1 for padding.
 int64_t sourceIndex(const HostTensor &tensor, int64_t placedIndex);
 
+/// sourceIndex of every placed element, in placed order, as runs: calls
+/// visit(placed, length, source, stride) meaning that placed elements
+/// [placed, placed + length) read source elements source + i * stride
+/// (source -1: padding). No division per element.
+void forEachSourceRun(const HostTensor &tensor,
+                      llvm::function_ref<void(int64_t placed, int64_t length,
+                                              int64_t source, int64_t stride)>
+                          visit);
+
 } // namespace wafer::rt
 
 #endif // WAFER_RUNTIME_LAYOUT_H
