@@ -81,6 +81,23 @@ Error Network::buildRouteTables() {
         maxRoutes, std::count_if(routeAt.begin() + id * numColors,
                                  routeAt.begin() + (id + 1) * numColors,
                                  [](const Route *r) { return r != nullptr; }));
+  // The rules at each core's ramp, which every send and receive looks up.
+  rampRulesAt.assign(N + 1, 0);
+  rampRules.clear();
+  for (int64_t id = 0; id < N; ++id) {
+    rampRulesAt[id] = int64_t(rampRules.size());
+    for (int32_t color = 0; color < numColors; ++color) {
+      int64_t slot = id * numColors + color;
+      const Route *r = routeAt[slot];
+      if (!r)
+        continue;
+      bool takesSends = r->in == Dir::Ramp,
+           delivers = (r->outMask & dirBit(Dir::Ramp)) != 0;
+      if (takesSends || delivers)
+        rampRules.push_back({channelOf[slot], color, takesSends, delivers});
+    }
+  }
+  rampRulesAt[N] = int64_t(rampRules.size());
   return checkSpareRouters();
 }
 
@@ -96,13 +113,12 @@ void Network::reset(bool countLinks) {
 }
 
 int32_t Network::channelColor(int32_t core, int32_t channel, bool send) const {
-  // A core has at most numColors rules, however many routes the channel has.
-  for (int32_t color = 0; color < numColors; ++color) {
-    int64_t slot = int64_t(core) * numColors + color;
-    const Route *r = routeAt[slot];
-    if (r && channelOf[slot] == channel &&
-        (send ? r->in == Dir::Ramp : (r->outMask & dirBit(Dir::Ramp)) != 0))
-      return color;
+  // A core has a few rules at its ramp, however many routes the channel
+  // has.
+  for (int64_t i = rampRulesAt[core]; i < rampRulesAt[core + 1]; ++i) {
+    const RampRule &rule = rampRules[i];
+    if (rule.channel == channel && (send ? rule.takesSends : rule.delivers))
+      return rule.color;
   }
   return -1;
 }

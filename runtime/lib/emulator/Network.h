@@ -111,6 +111,15 @@ private:
   std::vector<const Route *> routeAt; // [core * numColors + color]
   std::vector<int32_t> channelOf;     // the channel that route belongs to
   int64_t maxRoutes = 0;
+  /// A route that takes the core's sends from its ramp or delivers to it.
+  struct RampRule {
+    int32_t channel;
+    int32_t color;
+    bool takesSends, delivers;
+  };
+  /// Core c's ramp rules are rampRules[rampRulesAt[c] .. rampRulesAt[c+1]).
+  std::vector<int64_t> rampRulesAt;
+  std::vector<RampRule> rampRules;
 
   std::vector<Ports> ports;
   std::vector<Inbox> inboxes;     // [core]
