@@ -219,11 +219,12 @@ NDArrayMap readOutputs(const Program &p, const GridPositions &grid,
         loadValues(p.buffers[out.buffer].dtype,
                    data.storage(id, slotOf(id, out.buffer)), values.data(),
                    int64_t(values.size()));
-        forEachLocalElement(out.shape, out.layout, H, W, lx, ly,
-                            [&](int64_t local, int64_t global) {
-                              if (global >= 0)
-                                a.data[global] = values[local];
-                            });
+        forEachLocalRun(out.shape, out.layout, H, W, lx, ly,
+                        [&](int64_t local, int64_t global, int64_t length) {
+                          if (global >= 0)
+                            std::copy_n(values.begin() + local, length,
+                                        a.data.begin() + global);
+                        });
       }
     // The view is a row-major reshape: only the shape changes.
     a.shape = out.viewShape();
