@@ -163,18 +163,26 @@ public:
   }
 
   Payload read(int32_t core, int32_t slot, int64_t elements) override {
-    auto values = std::make_shared<std::vector<float>>(size_t(elements));
-    loadValues(p.buffers[slot].dtype, storage(core, slot), values->data(),
-               elements);
-    return values;
+    DType dtype = p.buffers[slot].dtype;
+    const std::byte *from = storage(core, slot);
+    return std::make_shared<const PayloadValues>(PayloadValues{
+        dtype, std::vector<std::byte>(from, from + elements * bytesOf(dtype))});
   }
 
-  // Values sent from a buffer of the same type convert exactly; from an
-  // f32 buffer into an f16 one they round.
-  void write(int32_t core, int32_t slot, int32_t buffer, const Payload &payload,
-             DType) override {
-    storeValues(p.buffers[buffer].dtype, payload->data(), storage(core, slot),
-                int64_t(payload->size()));
+  // Values of the buffer's type are copied; f32 values into an f16 buffer
+  // round, f16 values into an f32 one convert exactly.
+  void write(int32_t core, int32_t slot, int32_t buffer,
+             const Payload &payload) override {
+    DType dtype = p.buffers[buffer].dtype;
+    if (payload->dtype == dtype) {
+      std::memcpy(storage(core, slot), payload->bytes.data(),
+                  payload->bytes.size());
+      return;
+    }
+    int64_t count = int64_t(payload->bytes.size()) / bytesOf(payload->dtype);
+    auto values = std::vector<float>(size_t(count));
+    loadValues(payload->dtype, payload->bytes.data(), values.data(), count);
+    storeValues(dtype, values.data(), storage(core, slot), count);
   }
 
   int64_t kernel(int32_t core, const Op &op, const KernelSlots &slots,
@@ -279,7 +287,7 @@ public:
   llvm::Error allocate(int64_t) override { return llvm::Error::success(); }
   std::byte *storage(int32_t, int32_t) override { return nullptr; }
   Payload read(int32_t, int32_t, int64_t) override { return nullptr; }
-  void write(int32_t, int32_t, int32_t, const Payload &, DType) override {}
+  void write(int32_t, int32_t, int32_t, const Payload &) override {}
   int64_t kernel(int32_t, const Op &op, const KernelSlots &,
                  const KernelValues &values) override {
     return kernelWork(p, op, values);

@@ -22,8 +22,13 @@
 
 namespace wafer::rt::emulator {
 
-/// A message's values as the sender's buffer held them.
-using Payload = std::shared_ptr<const std::vector<float>>;
+/// A message's values as the sender's buffer held them: its bytes in its
+/// type (null in the timing mode).
+struct PayloadValues {
+  DType dtype;
+  std::vector<std::byte> bytes;
+};
+using Payload = std::shared_ptr<const PayloadValues>;
 
 /// The storage slots a kernel reads and writes: out, in1, in2, in3 of its
 /// Op resolved on one core (-1: no operand).
@@ -48,10 +53,9 @@ public:
                          const KernelValues &values) = 0;
   /// The values of a slot, as a message carries them.
   virtual Payload read(int32_t core, int32_t slot, int64_t elements) = 0;
-  /// Stores a received message, sent from a buffer of type `sentAs`, into
-  /// a slot of buffer `buffer`'s type.
+  /// Stores a received message into a slot of buffer `buffer`'s type.
   virtual void write(int32_t core, int32_t slot, int32_t buffer,
-                     const Payload &payload, DType sentAs) = 0;
+                     const Payload &payload) = 0;
   /// Host access to a slot's storage (placement, readback, handover): its
   /// bytes as the core's SRAM holds them, f16 values as IEEE binary16.
   virtual std::byte *storage(int32_t core, int32_t slot) = 0;

@@ -411,8 +411,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                         slotOf(id, op.out),
                         words,
                         buffer.elements,
-                        data->read(id, slotOf(id, op.out), buffer.elements),
-                        buffer.dtype};
+                        data->read(id, slotOf(id, op.out), buffer.elements)};
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
@@ -455,7 +454,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
     c.time = start + timing.receiveCycles();
     c.busyTotal += timing.receiveCycles();
-    data->write(id, slotOf(id, op.out), op.out, msg.data, msg.dtype);
+    data->write(id, slotOf(id, op.out), op.out, msg.data);
     break;
   }
   case Step::LoopBegin:

@@ -208,8 +208,7 @@ Network::inject(int32_t src, const Outgoing &o,
       hp.rampIn = rampStart + occ;
       int64_t arrival = rampStart + occ + timing.rampCycles();
       latestArrival = std::max(latestArrival, arrival);
-      inboxes[h.core].push_back(
-          {arrival, o.color, o.elements, o.data, o.dtype});
+      inboxes[h.core].push_back({arrival, o.color, o.elements, o.data});
       delivered(h.core, o.color, arrival);
     }
   }

@@ -31,8 +31,6 @@ struct Message {
   /// Values the message carries; the element count is checked on receipt.
   int64_t elements = 0;
   Payload data;
-  /// The type of the buffer it was sent from (its values are rounded to it).
-  DType dtype = DType::F32;
 };
 
 /// A send a core issued, injected into the fabric when its batch commits.
@@ -45,7 +43,6 @@ struct Outgoing {
   int64_t words = 0;
   int64_t elements = 0;
   Payload data;
-  DType dtype = DType::F32;
 };
 
 class Network {
