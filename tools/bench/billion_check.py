@@ -13,7 +13,7 @@ and `wafer-run run` in the functional mode on that grid (f16, the
 emulator computing every core's numbers). Wall seconds and peak host memory
 (max RSS, from wait4) of each, whole processes (loading the weights
 included). The logits are compared: cosine (accepted at >= 0.999) and the
-argmax. Writes OUT/billion_check.json and OUT/billion_check.md.
+argmax. Writes OUT/billion_check.json, .md and .png.
 """
 import argparse
 import json
@@ -112,8 +112,32 @@ def main():
         f"{ort_mb:.0f} | {wafer_mb:.0f} |"]
     with open(os.path.join(args.out, "billion_check.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    plot(result, ref, ours, os.path.join(args.out, "billion_check.png"))
     print("\n".join(lines))
     return 0 if result["accepted"] else 1
+
+
+def plot(result, ref, got, path):
+    """The emulator's logits (`got`) against ONNX Runtime's (`ref`), and the
+    two runs' seconds and memory."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    left.scatter(ref, got, s=1)
+    left.set_xlabel("ONNX Runtime logit")
+    left.set_ylabel("wafer logit (f16 emulator)")
+    left.set_title(f"cosine {result['cosine']:.6f}")
+    left.grid(alpha=0.3)
+    names = ["ORT s", "wafer s", "ORT GB", "wafer GB"]
+    values = [result["ort_s"], result["wafer_functional_s"],
+              result["ort_max_rss_mb"] / 1024,
+              result["wafer_max_rss_mb"] / 1024]
+    right.bar(names, values, color=["gray", "tab:blue"] * 2)
+    right.set_title(f"{result['config']} decode on {result['grid']}")
+    right.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":
