@@ -95,6 +95,51 @@ TEST(Emulator, HalfBuffersRoundPackAndUseTheF16Rate) {
   EXPECT_EQ(half.stats.ops[0].wordsSent, 6 * 2);
 }
 
+TEST(Emulator, FlashStepStoresItsRunningMaxAndSumInHalfBuffersToo) {
+  // One query against one key: the softmax weight is 1, so after a
+  // flash step and the division by the running sum the output is the
+  // value itself. The running sum and max live in an f16 buffer, which the
+  // kernel updates besides its output.
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = p.gridWidth = 1;
+  p.buffers = {{"out", 2, DType::F16, 0},
+               {"ml", 2, DType::F16, 4},
+               {"q", 2, DType::F16, 8},
+               {"kv", 4, DType::F16, 12}};
+  Instr flash = instr(Opcode::FlashStep, {0, 1, 2, 3});
+  flash.m = flash.groups = flash.k = 1;
+  flash.n = 2;
+  flash.scalar = 0.5;
+  flash.expr = flash.expr2 = "0";
+  Instr divide = instr(Opcode::DivRows, {0, 1});
+  divide.m = 1;
+  divide.n = 2;
+  p.roles = {{"all",
+              wholeGrid(1, 1),
+              {instr(Opcode::Zero, {0}), instr(Opcode::Zero, {1}), flash,
+               divide, mark(0)}}};
+  auto tensor = [](std::string name, int32_t buffer, int64_t size) {
+    HostTensor t;
+    t.name = std::move(name);
+    t.shape = t.sourceShape = {size};
+    t.buffer = buffer;
+    t.layout = {{Axis::None, 1}};
+    return t;
+  };
+  p.inputs = {tensor("q", 2, 2), tensor("kv", 3, 4)};
+  p.outputs = {tensor("out", 0, 2)};
+  p.ops = {{"attention", "attention", "flash"}};
+  NDArrayMap in;
+  in["q"].shape = {2};
+  in["q"].data = {0.5f, -1.0f};
+  in["kv"].shape = {4};
+  in["kv"].data = {2.0f, 1.0f, 0.75f, -3.0f}; // key, then value
+  RunResult r = run(p, in);
+  ASSERT_EQ(r.outputs.count("out"), 1u);
+  EXPECT_EQ(r.outputs.at("out").data, (std::vector<float>{0.75f, -3.0f}));
+}
+
 TEST(Emulator, InterleaveShortensTheCriticalPath) {
   // Without interleaving the wrap-around message crosses the whole row.
   NDArrayMap in = iotaInput("x", {3, 64});
