@@ -100,6 +100,13 @@ std::string wafer::captureStderr(function_ref<void()> action) {
   return captured ? (*captured)->getBuffer().str() : "";
 }
 
+json::Object wafer::toolProvenance(StringRef tool) {
+  return json::Object{{"tool", tool},
+                      {"version", WAFER_VERSION},
+                      {"source", WAFER_COMMIT},
+                      {"llvm", LLVM_VERSION_STRING}};
+}
+
 bool wafer::parseCommandLine(int argc, const char *const *argv,
                              StringRef overview) {
   std::string name = argc > 0 ? sys::path::filename(argv[0]).str() : "wafer";

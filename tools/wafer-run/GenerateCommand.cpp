@@ -23,6 +23,7 @@
 #include "wafer/Import/CheckpointTokenizer.h"
 #include "wafer/Import/Tokenizer.h"
 #include "wafer/Support/KvCache.h"
+#include "wafer/Support/ToolSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -84,6 +85,8 @@ private:
   Expected<bool> accept(int64_t token);
   void report() const;
   json::Value statsJSON() const;
+  /// How the stats were made (the "run" object).
+  json::Object provenance() const;
 
   const GenerateOptions &options;
   mlir::MLIRContext context;
@@ -502,7 +505,29 @@ json::Value Generation::statsJSON() const {
     stats["decode"] = rt::statsToJSON(decodeStats.back());
   if (options.check)
     stats["check_max_relative_error"] = worstError;
+  stats["run"] = provenance();
   return stats;
+}
+
+json::Object Generation::provenance() const {
+  json::Object made = toolProvenance("wafer-run generate");
+  made["model"] = options.model;
+  if (!options.tokenizer.empty())
+    made["tokenizer"] = options.tokenizer;
+  made["prefill_grid"] = options.prefill.grid;
+  made["decode_grid"] = options.decode.grid;
+  made["target"] = options.decode.target;
+  for (const char *option : {"dtype", "gemm", "allreduce", "kv"})
+    made[option] = compileOptionText(options.decode, option);
+  made["ktree_k"] = options.decode.ktreeK;
+  made["kv_handoff_on_chip"] = options.handoffOnChip;
+  made["temperature"] = options.temperature;
+  made["top_k"] = options.topK;
+  made["top_p"] = options.topP;
+  made["seed"] = int64_t(options.seed);
+  made["mode"] = "functional";
+  made["threads"] = int64_t(options.emulator.threads);
+  return made;
 }
 
 void Generation::report() const {

@@ -286,6 +286,10 @@ struct LayerSubset {
 struct HostModel {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// What the program was read from: "bundle", "core.program" or "model"
+  /// (compiled in this run, with `compiled`).
+  std::string madeFrom;
+  std::optional<CompileOptions> compiled;
 };
 
 static Error optionError(const Twine &message) {
@@ -340,6 +344,7 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
     if (layersOption.getNumOccurrences())
       return optionError(path + ": holds a compiled core.program; --layers "
                                 "applies to models");
+    host.madeFrom = "core.program";
     return buildRuntimeProgram(**module, weights);
   }
   Expected<CompileOptions> compile = compileOptionsFromCommandLine();
@@ -349,6 +354,8 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
   compile->layers = layersOption;
   if (checkOption || !initOption.empty())
     host.module = (*module)->clone();
+  host.madeFrom = "model";
+  host.compiled = *compile;
   Expected<rt::Program> program = compileModule(**module, *compile, weights);
   if (!program)
     return program.takeError();
@@ -417,12 +424,44 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
     // As for a model: only the functional mode reads weights, unless the
     // bundle is to be kept. The program views them in the mapped file,
     // which it keeps.
+    host.madeFrom = "bundle";
     std::shared_ptr<const llvm::MemoryBuffer> mapped = std::move(*file);
     return rt::deserializeBundle(
         mapped->getBuffer(), path,
         modeOption == "functional" || !saveBundlePath.empty(), mapped);
   }
   return compileModel(path, subset, host);
+}
+
+/// How a run's stats were made: the tool, the model and its inputs, the
+/// program's grid, target and element types, the compile options when it
+/// was compiled in this run, and the mode.
+static json::Object provenance(const rt::Program &program,
+                               const HostModel &host) {
+  json::Object made = toolProvenance("wafer-run run");
+  made["model"] = modelPath.getValue();
+  made["made_from"] = host.madeFrom;
+  if (!inputsPath.empty())
+    made["inputs"] = inputsPath.getValue();
+  else if (initOption == "random")
+    made["inputs"] = formatv("random, seed {0}", seedOption.getValue()).str();
+  else
+    made["inputs"] = initOption.empty() ? "none" : "zeros";
+  made["grid"] = formatv("{0}x{1}", program.gridHeight, program.gridWidth);
+  made["target"] = program.target.name;
+  bool f16 = llvm::any_of(program.buffers, [](const rt::Buffer &b) {
+    return b.dtype == rt::DType::F16;
+  });
+  made["dtype"] = f16 ? "f16" : "f32";
+  if (const std::optional<CompileOptions> &c = host.compiled) {
+    made["gemm"] = compileOptionText(*c, "gemm");
+    made["allreduce"] = compileOptionText(*c, "allreduce");
+    made["ktree_k"] = c->ktreeK;
+    made["kv"] = compileOptionText(*c, "kv");
+  }
+  made["mode"] = modeOption.getValue();
+  made["threads"] = int64_t(threadsOption.getValue());
+  return made;
 }
 
 /// The phase a run stands for and the tokens it yields: a prefill the
@@ -626,6 +665,7 @@ static int run() {
       return fail(statsPath + ": cannot write: " + ec.message());
     json::Value stats = rt::statsToJSON(result->stats);
     stats.getAsObject()->try_emplace("mode", modeOption.getValue());
+    stats.getAsObject()->try_emplace("run", provenance(*program, host));
     if (*phase) {
       json::Object *object = stats.getAsObject();
       object->try_emplace("phase", (*phase)->phase);

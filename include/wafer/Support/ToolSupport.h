@@ -14,6 +14,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
@@ -45,6 +46,10 @@ public:
 /// options registered later stay visible.
 void hideForeignOptions(
     llvm::ArrayRef<const llvm::cl::OptionCategory *> keep = {});
+
+/// Which tool made a result: {"tool", "version", "source" (the commit),
+/// "llvm"}, for the stats files to record.
+llvm::json::Object toolProvenance(llvm::StringRef tool);
 
 /// Parses the command line. On a bad option prints one line `error: ...`
 /// (LLVM's parser prints several, without the prefix) and returns false.
