@@ -16,7 +16,10 @@ namespace wafer::rt::emulator {
 
 DataPath::~DataPath() = default;
 
+// Empty operands may come with null pointers, which memcpy must not see.
 void loadValues(DType dtype, const std::byte *from, float *to, int64_t count) {
+  if (count <= 0)
+    return;
   if (dtype == DType::F16)
     halvesToFloats(reinterpret_cast<const uint16_t *>(from), to, count);
   else
@@ -24,6 +27,8 @@ void loadValues(DType dtype, const std::byte *from, float *to, int64_t count) {
 }
 
 void storeValues(DType dtype, const float *from, std::byte *to, int64_t count) {
+  if (count <= 0)
+    return;
   if (dtype == DType::F16)
     floatsToHalves(from, reinterpret_cast<uint16_t *>(to), count);
   else
@@ -175,8 +180,9 @@ public:
              const Payload &payload) override {
     DType dtype = p.buffers[buffer].dtype;
     if (payload->dtype == dtype) {
-      std::memcpy(storage(core, slot), payload->bytes.data(),
-                  payload->bytes.size());
+      if (!payload->bytes.empty())
+        std::memcpy(storage(core, slot), payload->bytes.data(),
+                    payload->bytes.size());
       return;
     }
     int64_t count = int64_t(payload->bytes.size()) / bytesOf(payload->dtype);
