@@ -10,8 +10,8 @@ is written by `wafer-run run ... --stats STATS.json`; the heatmaps need
   cycles and the rest (communication and waiting);
 - compute_cycles.png, busy_cycles.png: the per-core maps over the grid
   (x to the right, y down, as the fabric is drawn);
-- link_words.png: words out of each core's router per direction (north,
-  east, south, west) in one figure.
+- link_words.png, link_words_in.png: words out of (into) each core's
+  router per direction (north, east, south, west), one figure each.
 
 Prints the path of every file written, one per line.
 """
@@ -84,16 +84,18 @@ def main(argv=None):
             fig.savefig(path, dpi=120)
             plt.close(fig)
             written.append(path)
-        fig, axes = plt.subplots(2, 2, figsize=(10, 8))
-        for ax, direction in zip(axes.ravel(),
-                                 ("north", "east", "south", "west")):
-            heatmap(ax, maps["link_words_out"][direction],
-                    f"words out {direction}")
-        fig.tight_layout()
-        path = os.path.join(args.out, "link_words.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        for way in ("out", "in"):
+            fig, axes = plt.subplots(2, 2, figsize=(10, 8))
+            for ax, direction in zip(axes.ravel(),
+                                     ("north", "east", "south", "west")):
+                heatmap(ax, maps[f"link_words_{way}"][direction],
+                        f"words {way} {direction}")
+            fig.tight_layout()
+            name = "link_words.png" if way == "out" else "link_words_in.png"
+            path = os.path.join(args.out, name)
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+            written.append(path)
     print("\n".join(written))
     return 0
 
