@@ -123,6 +123,25 @@ static int runOpt(mlir::DialectRegistry &registry,
   return 0;
 }
 
+/// MLIR's driver options (printing, bytecode, plugins, diagnostics
+/// checks) keep working but --help lists only wafer's: -o, the passes and
+/// pipelines, and --pass-pipeline. (--help-hidden lists them all.)
+static void listOnlyWaferOptions() {
+  llvm::StringMap<llvm::cl::Option *> &options =
+      llvm::cl::getRegisteredOptions();
+  // The pass list is one option, registered under every pass's name.
+  const llvm::cl::Option *passList = options.lookup("wafer-compile");
+  const llvm::cl::Option *pipeline = options.lookup("pass-pipeline");
+  for (auto &entry : options) {
+    llvm::cl::Option *option = entry.second;
+    // MLIR registers its options in LLVM's general category.
+    bool mlirs =
+        llvm::is_contained(option->Categories, &llvm::cl::getGeneralCategory());
+    if (mlirs && option != passList && option != pipeline)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   wafer::keepFreedMemory();
@@ -140,6 +159,7 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   mlir::tracing::DebugCounter::registerCLOptions();
+  listOnlyWaferOptions();
   if (!wafer::parseCommandLine(argc, argv, "wafer pass driver\n"))
     return 1;
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

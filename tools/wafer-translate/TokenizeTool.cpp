@@ -42,17 +42,13 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-bool wafer::isTokenizerCommand(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i) {
-    StringRef name = StringRef(argv[i]).ltrim('-').split('=').first;
-    if (name == "tokenize" || name == "detokenize")
-      return true;
-  }
-  return false;
+const cl::OptionCategory &wafer::tokenizerOptions() {
+  return tokenizerCategory;
 }
 
-int wafer::runTokenizerCommand(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "wafer tokenizer\n");
+bool wafer::isTokenizerCommand() { return tokenize || detokenize; }
+
+int wafer::runTokenizerCommand() {
   if (tokenize == detokenize)
     return fail("wafer-translate: give one of --tokenize and --detokenize");
   if (tokenizerFile.empty())

@@ -2,16 +2,21 @@
 #ifndef WAFER_TOOLS_WAFER_TRANSLATE_TOKENIZETOOL_H
 #define WAFER_TOOLS_WAFER_TRANSLATE_TOKENIZETOOL_H
 
+#include "llvm/Support/CommandLine.h"
+
 namespace wafer {
 
-/// Whether the command line asks for --tokenize or --detokenize (which read
-/// no input module, unlike the translations).
-bool isTokenizerCommand(int argc, char **argv);
+/// The category of the tokenizer's options, for --help.
+const llvm::cl::OptionCategory &tokenizerOptions();
+
+/// Whether the parsed command line asks for --tokenize or --detokenize
+/// (which read no input module, unlike the translations).
+bool isTokenizerCommand();
 
 /// Runs --tokenize (prints the prompt's token ids, comma-separated) or
-/// --detokenize (prints the text of --tokens, streamed); returns the exit
-/// code.
-int runTokenizerCommand(int argc, char **argv);
+/// --detokenize (prints the text of --tokens, streamed) with the parsed
+/// options; returns the exit code.
+int runTokenizerCommand();
 
 } // namespace wafer
 

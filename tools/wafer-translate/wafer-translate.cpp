@@ -45,40 +45,41 @@ static llvm::cl::list<std::string> dimParams(
                    "graph inputs, NAME=N (every input that has it)"),
     llvm::cl::cat(category));
 
+static llvm::cl::OptionCategory checkpointCategory("Checkpoint options");
+static llvm::cl::opt<std::string>
+    inspect("inspect-checkpoint",
+            llvm::cl::desc("Print a checkpoint's config and tensors"),
+            llvm::cl::value_desc("file|dir"),
+            llvm::cl::cat(checkpointCategory));
+static llvm::cl::opt<std::string>
+    gguf("import-gguf",
+         llvm::cl::desc("Build the tfm module of a GGUF checkpoint"),
+         llvm::cl::value_desc("file"), llvm::cl::cat(checkpointCategory));
+static llvm::cl::opt<std::string> safetensors(
+    "import-safetensors",
+    llvm::cl::desc("Build the tfm module of a safetensors checkpoint (file, "
+                   "index json or directory)"),
+    llvm::cl::value_desc("path"), llvm::cl::cat(checkpointCategory));
+static llvm::cl::opt<int64_t>
+    seqLen("seq-len", llvm::cl::desc("Checkpoint import: prefill length"),
+           llvm::cl::init(0), llvm::cl::cat(checkpointCategory));
+static llvm::cl::opt<int64_t>
+    pastLen("past-len",
+            llvm::cl::desc("Checkpoint import: decode, cached "
+                           "tokens"),
+            llvm::cl::init(0), llvm::cl::cat(checkpointCategory));
+static llvm::cl::opt<int64_t>
+    layers("layers",
+           llvm::cl::desc("Checkpoint import: only the first N decoder "
+                          "layers"),
+           llvm::cl::init(0), llvm::cl::cat(checkpointCategory));
+
 /// The checkpoint commands: `--inspect-checkpoint FILE|DIR` prints the LLaMA
 /// config, RoPE row order and tensors; `--import-gguf FILE` and
 /// `--import-safetensors FILE|DIR` with `--seq-len N` or `--past-len N`
-/// print the raised tfm module. Handled before the translations, which would
-/// open the input itself (a directory or a pipe must be refused by the
-/// checkpoint reader, not read). nullopt when the command line has none.
-static std::optional<int> checkpointMain(int argc, char **argv) {
-  static const char *const flags[] = {"inspect-checkpoint", "import-gguf",
-                                      "import-safetensors"};
-  bool ours = false;
-  for (int i = 1; i < argc; ++i)
-    for (const char *flag : flags) {
-      llvm::StringRef arg = llvm::StringRef(argv[i]).ltrim('-');
-      ours |= arg == flag || arg.starts_with(std::string(flag) + "=");
-    }
-  if (!ours)
-    return std::nullopt;
-  llvm::cl::opt<std::string> inspect(
-      llvm::StringRef(flags[0]), llvm::cl::desc("Print a checkpoint's config and tensors"));
-  llvm::cl::opt<std::string> gguf(
-      llvm::StringRef(flags[1]), llvm::cl::desc("Build the tfm module of a GGUF checkpoint"));
-  llvm::cl::opt<std::string> safetensors(
-      llvm::StringRef(flags[2]), llvm::cl::desc("Build the tfm module of a safetensors "
-                               "checkpoint (file, index json or directory)"));
-  llvm::cl::opt<int64_t> seqLen("seq-len",
-                                llvm::cl::desc("Prefill length"),
-                                llvm::cl::init(0));
-  llvm::cl::opt<int64_t> pastLen("past-len",
-                                 llvm::cl::desc("Decode: cached tokens"),
-                                 llvm::cl::init(0));
-  llvm::cl::opt<int64_t> layers(
-      "layers", llvm::cl::desc("Build only the first N decoder layers"),
-      llvm::cl::init(0));
-  llvm::cl::ParseCommandLineOptions(argc, argv, "wafer checkpoint tools\n");
+/// print the raised tfm module. They read no input module: a directory or a
+/// pipe must be refused by the checkpoint reader, not read.
+static int checkpointMain() {
   auto failWith = [](llvm::Error error) {
     llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
     return 1;
@@ -164,23 +165,29 @@ static void registerImportOnnx() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   wafer::keepFreedMemory();
-  if (wafer::isTokenizerCommand(argc, argv))
-    return wafer::runTokenizerCommand(argc, argv);
-  if (std::optional<int> result = checkpointMain(argc, argv))
-    return *result;
-  wafer::hideForeignOptions({&category});
+  // MLIR's printer options work but are not listed.
+  mlir::registerAsmPrinterCLOptions();
+  wafer::hideForeignOptions(
+      {&category, &checkpointCategory, &wafer::tokenizerOptions()});
   registerImportOnnx();
   wafer::registerBundleTranslations();
   llvm::cl::opt<const mlir::Translation *, false, mlir::TranslationParser>
       translation(llvm::cl::desc("Translation to perform"),
                   llvm::cl::cat(category));
-  mlir::registerAsmPrinterCLOptions();
   if (!wafer::parseCommandLine(
-          argc, argv, "wafer translations: ONNX import, program bundles\n"))
+          argc, argv,
+          "wafer translations: ONNX and checkpoint import, program bundles, "
+          "tokenizers\n"))
     return 1;
+  if (wafer::isTokenizerCommand())
+    return wafer::runTokenizerCommand();
+  if (inspect.getNumOccurrences() || gguf.getNumOccurrences() ||
+      safetensors.getNumOccurrences())
+    return checkpointMain();
   if (!translation) {
     llvm::errs() << "error: no translation given (--import-onnx, "
-                    "--emit-bundle or --dump-bundle)\n";
+                    "--emit-bundle, --dump-bundle, a checkpoint command or "
+                    "--tokenize/--detokenize)\n";
     return 1;
   }
   auto input = wafer::openInputFile(inputFilename);
