@@ -76,11 +76,22 @@ static cl::SubCommand benchCommand(
 static cl::SubCommand evalCommand(
     "eval", "Evaluate a tfm module (or ONNX model) on the host reference");
 
-static cl::opt<std::string> modelPath(cl::Positional,
-                                      cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir | CHECKPOINT"),
-                                      cl::sub(runCommand), cl::sub(evalCommand),
-                                      cl::sub(generateCommand),
-                                      cl::sub(benchCommand));
+// Each command's usage line says what it takes.
+static cl::opt<std::string>
+    runModel(cl::Positional, cl::desc("MODEL.onnx | BUNDLE | MODULE.mlir"),
+             cl::sub(runCommand));
+static cl::opt<std::string> generateModel(
+    cl::Positional,
+    cl::desc("CHECKPOINT.gguf | SAFETENSORS (file, index or directory) | "
+             "ONNX-EXPORT-DIR"),
+    cl::sub(generateCommand));
+static cl::opt<std::string> benchModel(cl::Positional, cl::desc("MODEL.onnx"),
+                                       cl::sub(benchCommand));
+static cl::opt<std::string> evalModel(cl::Positional,
+                                      cl::desc("MODULE.mlir | MODEL.onnx"),
+                                      cl::sub(evalCommand));
+/// The model of the command given, once the command line is parsed.
+static std::string modelPath;
 static cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Static shape for an ONNX graph input, NAME=1x16"),
     cl::sub(runCommand), cl::sub(benchCommand), cl::sub(evalCommand));
@@ -439,7 +450,7 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
 static json::Object provenance(const rt::Program &program,
                                const HostModel &host) {
   json::Object made = toolProvenance("wafer-run run");
-  made["model"] = modelPath.getValue();
+  made["model"] = modelPath;
   made["made_from"] = host.madeFrom;
   if (!inputsPath.empty())
     made["inputs"] = inputsPath.getValue();
@@ -771,6 +782,13 @@ static int generate() {
 static int bench() {
   BenchOptions options;
   options.model = modelPath;
+  // It compiles each configuration from the ONNX graph.
+  if (StringRef(modelPath).ends_with(".mlir") ||
+      StringRef(modelPath).ends_with(".gguf") ||
+      StringRef(modelPath).ends_with(".safetensors"))
+    return fail(modelPath + ": bench takes an ONNX model (run an MLIR "
+                            "module with `wafer-run run`, a checkpoint with "
+                            "`wafer-run generate`)");
   Expected<OnnxImportOptions> import =
       importOptions(inputShapes, dimParams, /*inputsPath=*/"");
   if (!import)
@@ -816,6 +834,10 @@ int main(int argc, char **argv) {
   hideForeignOptions();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;
+  modelPath = runCommand        ? runModel
+              : generateCommand ? generateModel
+              : benchCommand    ? benchModel
+                                : evalModel;
   if ((runCommand || evalCommand || generateCommand || benchCommand) &&
       modelPath.empty())
     return fail("expected a model: wafer-run run|eval|generate|bench MODEL "
