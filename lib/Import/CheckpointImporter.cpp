@@ -9,6 +9,7 @@
 #include "wafer/Import/CheckpointImporter.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/LlamaCheckpoint.h"
+#include "wafer/Import/WeightStore.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -39,7 +40,7 @@ namespace {
 class GraphBuilder {
 public:
   GraphBuilder(const LlamaConfig &config, StringRef path, MLIRContext *context)
-      : c(config), path(path.str()), b(context) {}
+      : c(config), path(absolutePath(path)), b(context) {}
 
   OwningOpRef<ModuleOp> build(int64_t seqLen, int64_t pastLen, int64_t layers,
                               bool ropeInputs);

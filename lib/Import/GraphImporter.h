@@ -162,6 +162,9 @@ private:
             int64_t step);
 
   std::string path, modelDir;
+  /// `path` made absolute: what the module's weights name, so that they are
+  /// found wherever the module is used from.
+  std::string weightSource;
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
   const OnnxImportOptions &options;

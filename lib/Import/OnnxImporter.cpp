@@ -9,6 +9,7 @@
 #include "GraphImporter.h"
 #include "OnnxChecker.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Import/WeightStore.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -107,9 +108,10 @@ GraphImporter::GraphImporter(llvm::StringRef path,
                              const onnx::ModelProto &model,
                              const OnnxImportOptions &options,
                              MLIRContext *context)
-    : path(path), modelDir(llvm::sys::path::parent_path(path)), model(model),
-      graph(model.graph()), options(options), context(context),
-      builder(context), loc(UnknownLoc::get(context)) {
+    : path(path), modelDir(llvm::sys::path::parent_path(path)),
+      weightSource(absolutePath(path)), model(model), graph(model.graph()),
+      options(options), context(context), builder(context),
+      loc(UnknownLoc::get(context)) {
   for (const auto &import : model.opset_import())
     if (import.domain().empty() || import.domain() == "ai.onnx")
       opset = import.version();
@@ -327,7 +329,7 @@ llvm::Error GraphImporter::importInitializers(Location fileLoc) {
                     llvm::Twine(size->bytes));
       }
       values[init.name()] = builder.create<tfm::WeightOp>(
-          loc, tensorType(shape, *element), init.name(), path);
+          loc, tensorType(shape, *element), init.name(), weightSource);
       continue;
     }
     auto tensor = readTensorProto(init, modelDir, where);

@@ -4,6 +4,7 @@
 #include "wafer/Import/OnnxImporter.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace wafer;
 
@@ -12,6 +13,26 @@ struct WeightStore::Impl {
   llvm::StringMap<std::unique_ptr<Checkpoint>> checkpoints;
   llvm::StringMap<std::unique_ptr<LlamaCheckpoint>> models;
 };
+
+std::string wafer::absolutePath(llvm::StringRef path) {
+  llvm::SmallString<256> absolute(path);
+  (void)llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  return absolute.str().str();
+}
+
+std::string wafer::resolveWeightSource(llvm::StringRef source,
+                                       llvm::StringRef modulePath) {
+  if (llvm::sys::path::is_absolute(source))
+    return source.str();
+  llvm::StringRef dir = llvm::sys::path::parent_path(modulePath);
+  llvm::SmallString<256> relative(dir), beside(dir);
+  llvm::sys::path::append(relative, source);
+  llvm::sys::path::append(beside, llvm::sys::path::filename(source));
+  return !llvm::sys::fs::exists(relative) && llvm::sys::fs::exists(beside)
+             ? beside.str().str()
+             : relative.str().str();
+}
 
 WeightStore::WeightStore() : impl(std::make_unique<Impl>()) {}
 WeightStore::~WeightStore() = default;

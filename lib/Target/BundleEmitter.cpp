@@ -300,6 +300,14 @@ void wafer::registerBundleTranslations() {
             parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(context));
         if (!module)
           return failure();
+        // Relative weight files are the module's neighbours.
+        StringRef modulePath =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID())
+                ->getBufferIdentifier();
+        module->walk([&](core::InputOp input) {
+          if (std::optional<StringRef> file = input.getWeightFile())
+            input.setWeightFile(resolveWeightSource(*file, modulePath));
+        });
         llvm::Expected<rt::Program> program = buildRuntimeProgram(*module);
         if (!program)
           return module->emitError(llvm::toString(program.takeError()));

@@ -86,14 +86,6 @@ wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
   return module;
 }
 
-std::string wafer::resolveWeightSource(StringRef source, StringRef modelPath) {
-  if (sys::fs::exists(source) || sys::path::is_absolute(source))
-    return source.str();
-  SmallString<256> beside(sys::path::parent_path(modelPath));
-  sys::path::append(beside, sys::path::filename(source));
-  return sys::fs::exists(beside) ? beside.str().str() : source.str();
-}
-
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 wafer::parseMlirFile(StringRef path, mlir::MLIRContext &context) {
   // The parser's first error, with its place, is the error.

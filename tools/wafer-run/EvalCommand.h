@@ -36,12 +36,6 @@ loadModule(llvm::StringRef path, llvm::ArrayRef<std::string> inputShapes,
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 parseMlirFile(llvm::StringRef path, mlir::MLIRContext &context);
 
-/// Where a tfm.weight's relative `source` of a module read from
-/// `modelPath` is: as the importer saw it (from the working directory), or
-/// else the file of that name next to the module.
-std::string resolveWeightSource(llvm::StringRef source,
-                                llvm::StringRef modelPath);
-
 /// Evaluates `module` (a tfm module from `modelPath`, whose directory
 /// resolves relative weight files) on the host reference with the arrays in
 /// `inputs` (by the arguments' tfm.name).

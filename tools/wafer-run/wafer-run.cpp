@@ -32,6 +32,7 @@
 #include "GenerateCommand.h"
 #include "RunInputs.h"
 #include "wafer/Import/OnnxImporter.h"
+#include "wafer/Import/WeightStore.h"
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Emulator.h"

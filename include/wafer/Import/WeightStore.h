@@ -14,6 +14,17 @@
 
 namespace wafer {
 
+/// `path` made absolute (against the working directory, once, when a
+/// module is written): what importers record as a weight's file.
+std::string absolutePath(llvm::StringRef path);
+
+/// Where the weight file `source`, named by a module read from
+/// `modulePath`, is: an absolute path as it is; a relative one (written by
+/// hand) relative to the module's directory, or else the file of that name
+/// next to the module. Never the working directory.
+std::string resolveWeightSource(llvm::StringRef source,
+                                llvm::StringRef modulePath);
+
 class WeightStore {
 public:
   WeightStore();
