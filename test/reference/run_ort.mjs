@@ -16,99 +16,30 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 
 const require = createRequire(import.meta.url);
 
 class UserError extends Error {}
 const fail = (message) => { throw new UserError(message); };
 
-// ---------------------------------------------------------------- CRC-32 ---
-
-const crcTable = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-function crc32(bytes) {
-  if (typeof zlib.crc32 === 'function') return zlib.crc32(bytes) >>> 0;
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++)
-    c = crcTable[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
 // ------------------------------------------------------------ zip reading ---
 
-/// Returns [{name, data: Buffer}] for the members of a zip archive.
-function readZip(buf, where) {
-  // End of central directory: 22 bytes plus a comment of up to 65535 bytes.
-  let eocd = -1;
-  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 22 - 65535); i--) {
-    if (buf.readUInt32LE(i) === 0x06054b50) { eocd = i; break; }
-  }
-  if (eocd < 0) fail(`${where}: not a zip archive (.npz)`);
-  let count = buf.readUInt16LE(eocd + 10);
-  let cdOffset = buf.readUInt32LE(eocd + 16);
-  // Zip64 end of central directory, through its locator just before.
-  if ((count === 0xffff || cdOffset === 0xffffffff) && eocd >= 20 &&
-      buf.readUInt32LE(eocd - 20) === 0x07064b50) {
-    const z64 = Number(buf.readBigUInt64LE(eocd - 20 + 8));
-    if (buf.readUInt32LE(z64) !== 0x06064b50)
-      fail(`${where}: bad zip64 end of central directory`);
-    count = Number(buf.readBigUInt64LE(z64 + 32));
-    cdOffset = Number(buf.readBigUInt64LE(z64 + 48));
-  }
+/// Returns [{name, data: Buffer}] for the members of a zip archive (adm-zip:
+/// stored and deflated members, zip64, CRCs checked).
+function readZip(AdmZip, buf, where) {
+  let zip;
+  try { zip = new AdmZip(buf); }
+  catch (e) { fail(`${where}: not a zip archive (.npz): ${e.message ?? e}`); }
   const members = [];
-  let p = cdOffset;
-  for (let n = 0; n < count; n++) {
-    if (p + 46 > buf.length || buf.readUInt32LE(p) !== 0x02014b50)
-      fail(`${where}: corrupt zip central directory`);
-    const flags = buf.readUInt16LE(p + 8);
-    const method = buf.readUInt16LE(p + 10);
-    const crc = buf.readUInt32LE(p + 16);
-    let compSize = buf.readUInt32LE(p + 20);
-    let size = buf.readUInt32LE(p + 24);
-    const nameLen = buf.readUInt16LE(p + 28);
-    const extraLen = buf.readUInt16LE(p + 30);
-    const commentLen = buf.readUInt16LE(p + 32);
-    let localOffset = buf.readUInt32LE(p + 42);
-    const name = buf.toString(flags & 0x800 ? 'utf8' : 'latin1', p + 46,
-                              p + 46 + nameLen);
-    // Zip64 extended information: only the fields that overflowed, in order.
-    let e = p + 46 + nameLen;
-    const extraEnd = e + extraLen;
-    while (e + 4 <= extraEnd) {
-      const id = buf.readUInt16LE(e), len = buf.readUInt16LE(e + 2);
-      if (id === 0x0001) {
-        let q = e + 4;
-        if (size === 0xffffffff) { size = Number(buf.readBigUInt64LE(q)); q += 8; }
-        if (compSize === 0xffffffff) { compSize = Number(buf.readBigUInt64LE(q)); q += 8; }
-        if (localOffset === 0xffffffff) { localOffset = Number(buf.readBigUInt64LE(q)); q += 8; }
-      }
-      e += 4 + len;
-    }
-    p = extraEnd + commentLen;
-
-    if (buf.readUInt32LE(localOffset) !== 0x04034b50)
-      fail(`${where}: ${name}: corrupt zip local header`);
-    const start = localOffset + 30 + buf.readUInt16LE(localOffset + 26) +
-                  buf.readUInt16LE(localOffset + 28);
-    if (start + compSize > buf.length) fail(`${where}: ${name}: truncated`);
-    const raw = buf.subarray(start, start + compSize);
+  for (const entry of zip.getEntries()) {
+    if (entry.isDirectory) continue;
     let data;
-    if (method === 0) data = raw;
-    else if (method === 8) data = zlib.inflateRawSync(raw);
-    else fail(`${where}: ${name}: unsupported zip compression method ${method}`);
-    if (data.length !== size)
-      fail(`${where}: ${name}: size ${data.length}, expected ${size}`);
-    if (crc32(data) !== crc) fail(`${where}: ${name}: CRC mismatch`);
-    members.push({ name, data });
+    try { data = entry.getData(); }
+    catch (e) { fail(`${where}: ${entry.entryName}: ${e.message ?? e}`); }
+    if (data.length !== entry.header.size)
+      fail(`${where}: ${entry.entryName}: size ${data.length}, expected ` +
+           `${entry.header.size}`);
+    members.push({ name: entry.entryName, data });
   }
   return members;
 }
@@ -200,50 +131,15 @@ function makeNpy(values, dims) {
 
 // ------------------------------------------------------------ zip writing ---
 
-/// An uncompressed zip archive of [{name, data: Buffer}].
-function makeZip(members) {
-  const locals = [], centrals = [];
-  let offset = 0;
+/// An uncompressed zip archive of [{name, data: Buffer}], as np.savez
+/// writes.
+function makeZip(AdmZip, members) {
+  const zip = new AdmZip();
   for (const { name, data } of members) {
-    const nameBytes = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);          // version needed
-    local.writeUInt16LE(0x800, 6);       // UTF-8 names
-    local.writeUInt16LE(0, 8);           // stored
-    local.writeUInt16LE(0, 10);          // time
-    local.writeUInt16LE(0x21, 12);       // date 1980-01-01
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    local.writeUInt16LE(0, 28);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);        // version made by
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x800, 8);
-    central.writeUInt16LE(0, 10);
-    central.writeUInt16LE(0, 12);
-    central.writeUInt16LE(0x21, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, data);
-    centrals.push(central, nameBytes);
-    offset += 30 + nameBytes.length + data.length;
+    zip.addFile(name, data);
+    zip.getEntry(name).header.method = 0; // stored
   }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(members.length, 8);
-  end.writeUInt16LE(members.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
+  return zip.toBuffer();
 }
 
 // ------------------------------------------------------------------- main ---
@@ -253,9 +149,10 @@ async function main(argv) {
     fail('usage: node run_ort.mjs MODEL.onnx IN.npz OUT.npz');
   const [modelPath, inPath, outPath] = argv;
 
-  let ort;
+  let ort, AdmZip;
   try {
     ort = require('onnxruntime-node');
+    AdmZip = require('adm-zip');
   } catch (e) {
     fail(`cannot load onnxruntime-node (run 'npm install --ignore-scripts' in ` +
          `${path.dirname(new URL(import.meta.url).pathname)}): ` +
@@ -266,7 +163,7 @@ async function main(argv) {
   try { inBytes = fs.readFileSync(inPath); }
   catch (e) { fail(`${inPath}: cannot open: ${e.message}`); }
   const arrays = new Map();
-  for (const { name, data } of readZip(inBytes, inPath)) {
+  for (const { name, data } of readZip(AdmZip, inBytes, inPath)) {
     const key = name.endsWith('.npy') ? name.slice(0, -4) : name;
     arrays.set(key, parseNpy(data, `${inPath}: ${name}`));
   }
@@ -301,7 +198,7 @@ async function main(argv) {
       : Float32Array.from(t.data, (v) => Number(v));
     members.push({ name: `${name}.npy`, data: makeNpy(values, t.dims) });
   }
-  try { fs.writeFileSync(outPath, makeZip(members)); }
+  try { fs.writeFileSync(outPath, makeZip(AdmZip, members)); }
   catch (e) { fail(`${outPath}: cannot write: ${e.message}`); }
   await session.release?.();
 }
