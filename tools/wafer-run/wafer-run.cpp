@@ -162,7 +162,7 @@ static cl::opt<std::string> tracePath(
     cl::desc("Write a Chrome trace (chrome://tracing, Perfetto) of the run "
              "(generate: the prefill and every decode step, one process "
              "each, on the generation's timeline): per op, and per core (per "
-             "role on grids over 1024 cores) compute, send, receive and "
+             "role on grids over 256 cores) compute, send, receive and "
              "wait"),
     cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<bool> statsDetail(

@@ -64,7 +64,7 @@ struct TraceSpan {
 /// track per role, following the role's first core in (y, x) order, so a
 /// trace stays small whatever the grid.
 struct Trace {
-  static constexpr int64_t kTraceEveryCoreLimit = 1024;
+  static constexpr int64_t kTraceEveryCoreLimit = 256;
   /// Track names ("core (x,y)" or "role NAME, core (x,y)").
   std::vector<std::string> tracks;
   std::vector<TraceSpan> spans;
