@@ -231,12 +231,10 @@ std::string wafer::formatDiagnostic(mlir::Diagnostic &diag) {
   std::string message = diag.str();
   message = StringRef(message).split('\n').first.rtrim().str();
   std::string where;
-  bool hasLine = false;
   diag.getLocation()->walk([&](mlir::Location loc) {
     if (auto file = dyn_cast<mlir::FileLineColLoc>(loc)) {
       where = file.getFilename().str();
-      hasLine = file.getLine() > 0;
-      if (hasLine)
+      if (file.getLine() > 0)
         where += ":" + std::to_string(file.getLine()) + ":" +
                  std::to_string(file.getColumn());
       return mlir::WalkResult::interrupt();
@@ -245,8 +243,6 @@ std::string wafer::formatDiagnostic(mlir::Diagnostic &diag) {
   });
   if (where.empty())
     return "error: " + message;
-  if (hasLine)
-    return where + ": error: " + message;
   return "error: " + where + ": " + message;
 }
 

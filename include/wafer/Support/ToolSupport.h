@@ -88,8 +88,9 @@ private:
   bool printed = false;
 };
 
-/// The one line a diagnostic becomes: `file:line:col: error: message`
-/// (`error: file: message` without a line), first line of the message only.
+/// The one line a diagnostic becomes, as every other error of the tools:
+/// `error: file:line:col: message` (`error: file: message` without a line,
+/// `error: message` without a file), first line of the message only.
 std::string formatDiagnostic(mlir::Diagnostic &diag);
 
 } // namespace wafer

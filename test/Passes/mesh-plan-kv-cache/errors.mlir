@@ -1,8 +1,8 @@
 // RUN: not wafer-opt %s --mesh-plan-kv-cache="capacity=-1" 2>&1 | FileCheck %s --check-prefix=CAPACITY
 // RUN: not wafer-opt %s --mesh-plan-kv-cache 2>&1 | FileCheck %s --check-prefix=PLACED
 
-// CAPACITY: error: mesh-plan-kv-cache: capacity must be at least 0, got -1
-// PLACED: error: mesh-plan-kv-cache: the cache is not placed from the host along its positions
+// CAPACITY: error: {{.*}}mesh-plan-kv-cache: capacity must be at least 0, got -1
+// PLACED: error: {{.*}}mesh-plan-kv-cache: the cache is not placed from the host along its positions
 
 // A cache placed without its positions' index map cannot be resized.
 module attributes {mesh.grid = #mesh.grid<4x2>, mesh.target = #mesh.target<base = "wse2">} {

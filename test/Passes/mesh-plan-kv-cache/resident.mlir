@@ -13,9 +13,9 @@
 // LOWER-NEXT: core.buffer @{{t[0-9]+}}[4] : f32 at 64
 // LOWER: core.input @[[KEY]] {index_dim = 2 : i64, {{.*}}name = "past.key"
 
-// FORMAT: error: mesh-plan-kv-cache: resident 'past.key=6' is not NAME=BYTE_OFFSET (a multiple of 4)
-// NAME: error: mesh-plan-kv-cache: resident 'token' is not a past KV cache of this function
-// OVERLAP: error: mesh-check-memory: the host input at sram_offset 32 overlaps another input's fixed place
+// FORMAT: error: {{.*}}mesh-plan-kv-cache: resident 'past.key=6' is not NAME=BYTE_OFFSET (a multiple of 4)
+// NAME: error: {{.*}}mesh-plan-kv-cache: resident 'token' is not a past KV cache of this function
+// OVERLAP: error: {{.*}}mesh-check-memory: the host input at sram_offset 32 overlaps another input's fixed place
 
 module attributes {mesh.grid = #mesh.grid<4x2>, mesh.target = #mesh.target<base = "wse2">} {
   func.func @main(%past: tensor<1x2x9x4xf32> {tfm.name = "past.key"}, %pastv: tensor<1x2x9x4xf32> {tfm.name = "past.value"}, %token: tensor<1x2x4xf32> {tfm.name = "token"}) -> (tensor<1x2x10x4xf32>, tensor<1x2x10x4xf32>) {
