@@ -119,16 +119,9 @@ TEST(Emulator, FlashStepStoresItsRunningMaxAndSumInHalfBuffersToo) {
               wholeGrid(1, 1),
               {instr(Opcode::Zero, {0}), instr(Opcode::Zero, {1}), flash,
                divide, mark(0)}}};
-  auto tensor = [](std::string name, int32_t buffer, int64_t size) {
-    HostTensor t;
-    t.name = std::move(name);
-    t.shape = t.sourceShape = {size};
-    t.buffer = buffer;
-    t.layout = {{Axis::None, 1}};
-    return t;
-  };
-  p.inputs = {tensor("q", 2, 2), tensor("kv", 3, 4)};
-  p.outputs = {tensor("out", 0, 2)};
+  LayoutDim whole = {Axis::None, 1};
+  p.inputs = {vectorTensor("q", 2, 2, whole), vectorTensor("kv", 4, 3, whole)};
+  p.outputs = {vectorTensor("out", 2, 0, whole)};
   p.ops = {{"attention", "attention", "flash"}};
   NDArrayMap in;
   in["q"].shape = {2};

@@ -11,12 +11,7 @@ using namespace wafer::rt::test;
 namespace {
 
 HostTensor alongX(std::string name, int64_t size, int32_t buffer) {
-  HostTensor t;
-  t.name = std::move(name);
-  t.shape = t.sourceShape = {size};
-  t.buffer = buffer;
-  t.layout = {{Axis::X, 2}};
-  return t;
+  return vectorTensor(std::move(name), size, buffer, {Axis::X, 2});
 }
 
 /// Two cores; each copies its element of input x into slot t of its

@@ -48,6 +48,18 @@ inline Instr mark(int64_t op) {
   return i;
 }
 
+/// A one-dimensional host tensor of `size` values in buffer `buffer`,
+/// laid out as `layout` (split along x, or held whole by every core).
+inline HostTensor vectorTensor(std::string name, int64_t size, int32_t buffer,
+                               LayoutDim layout) {
+  HostTensor t;
+  t.name = std::move(name);
+  t.shape = t.sourceShape = {size};
+  t.buffer = buffer;
+  t.layout = {layout};
+  return t;
+}
+
 /// A channel whose routes carry a logical ring shift (l -> l - 1) along
 /// `axis` on every row or column of the grid.
 inline Channel ringShiftChannel(std::string name, Axis axis, int64_t h,

@@ -50,12 +50,7 @@ wafer::importOptions(ArrayRef<std::string> inputShapes,
   return options;
 }
 
-Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
-                  ArrayRef<std::string> dimParams, StringRef inputsPath,
-                  mlir::MLIRContext &context) {
-  // A checkpoint (GGUF file, safetensors file or a directory of them) is
-  // wafer-run generate's input; said plainly rather than as a bad ONNX file.
+bool wafer::isCheckpointPath(StringRef path) {
   char magic[4] = {};
   if (auto file = sys::fs::openNativeFileForRead(path)) {
     (void)sys::fs::readNativeFile(*file, MutableArrayRef<char>(magic));
@@ -63,8 +58,16 @@ wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
   } else {
     consumeError(file.takeError());
   }
-  if (sys::fs::is_directory(path) || StringRef(magic, 4) == "GGUF" ||
-      path.ends_with(".gguf") || path.ends_with(".safetensors"))
+  return sys::fs::is_directory(path) || StringRef(magic, 4) == "GGUF" ||
+         path.ends_with(".gguf") || path.ends_with(".safetensors");
+}
+
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
+                  ArrayRef<std::string> dimParams, StringRef inputsPath,
+                  mlir::MLIRContext &context) {
+  // Said plainly rather than as a bad ONNX file.
+  if (isCheckpointPath(path))
     return evalError(path + ": is a checkpoint or a directory; this command "
                             "takes an ONNX model or an MLIR module "
                             "(checkpoints run with `wafer-run generate`)");

@@ -25,6 +25,11 @@ importOptions(llvm::ArrayRef<std::string> inputShapes,
 /// The module a model file holds: an MLIR module (`.mlir`), its relative
 /// weight files resolved (resolveWeightSource), or else an ONNX model
 /// imported with --input-shape / --dim-param bindings (importOptions).
+/// Whether `path` is a checkpoint (a GGUF file, by its magic or name, a
+/// safetensors file, or a directory): wafer-run generate's input, not a
+/// model the other commands compile.
+bool isCheckpointPath(llvm::StringRef path);
+
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModule(llvm::StringRef path, llvm::ArrayRef<std::string> inputShapes,
            llvm::ArrayRef<std::string> dimParams, llvm::StringRef inputsPath,

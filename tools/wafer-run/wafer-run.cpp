@@ -784,9 +784,7 @@ static int bench() {
   BenchOptions options;
   options.model = modelPath;
   // It compiles each configuration from the ONNX graph.
-  if (StringRef(modelPath).ends_with(".mlir") ||
-      StringRef(modelPath).ends_with(".gguf") ||
-      StringRef(modelPath).ends_with(".safetensors"))
+  if (StringRef(modelPath).ends_with(".mlir") || isCheckpointPath(modelPath))
     return fail(modelPath + ": bench takes an ONNX model (run an MLIR "
                             "module with `wafer-run run`, a checkpoint with "
                             "`wafer-run generate`)");
