@@ -4,10 +4,6 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 #include <cmath>
 #include <limits>
 
@@ -236,46 +232,6 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     break;
   }
   return rowKernelCounts(op, r);
-}
-
-
-void roundToHalfReference(float *values, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    values[i] = float(_Float16(values[i]));
-}
-
-namespace {
-
-#if defined(__x86_64__)
-/// The F16C instructions round to nearest even like the conversion above
-/// (libgcc's __truncsfhf2), eight values at a time instead of one call each.
-__attribute__((target("avx,f16c"))) void roundToHalfF16c(float *values,
-                                                         int64_t count) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    __m256 v = _mm256_loadu_ps(values + i);
-    __m128i half = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
-    _mm256_storeu_ps(values + i, _mm256_cvtph_ps(half));
-  }
-  roundToHalfReference(values + i, count - i);
-}
-#endif
-
-using RoundToHalf = void (*)(float *, int64_t);
-
-RoundToHalf chooseRoundToHalf() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"))
-    return roundToHalfF16c;
-#endif
-  return roundToHalfReference;
-}
-
-} // namespace
-
-void roundToHalf(float *values, int64_t count) {
-  static const RoundToHalf chosen = chooseRoundToHalf();
-  chosen(values, count);
 }
 
 } // namespace wafer::rt::kernels

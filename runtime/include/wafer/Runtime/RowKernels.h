@@ -12,13 +12,6 @@
 
 namespace wafer::rt::kernels {
 
-/// Rounds values to half precision (round to nearest even) in place: with
-/// the CPU's F16C instructions where it has them, else one at a time;
-/// identical results either way.
-void roundToHalf(float *values, int64_t count);
-/// The one-at-a-time conversion roundToHalf must agree with.
-void roundToHalfReference(float *values, int64_t count);
-
 /// out[i] = a[i] (op) b[i] for Add, Mul, Max, Swiglu; out may be a or b.
 void elementwise(Opcode op, const float *a, const float *b, float *out,
                  int64_t count);
