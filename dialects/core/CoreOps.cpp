@@ -475,6 +475,18 @@ LogicalResult RelayOp::verify() {
   return success();
 }
 
+LogicalResult CombineRelayOp::verify() {
+  SmallVector<int64_t> sizes;
+  if (failed(lookupBuffers(*this, {getSumAttr(), getPartialAttr()}, sizes)) ||
+      failed(lookupChannel(*this, getChannelAttr())))
+    return failure();
+  if (getKind() == ElementwiseKind::swiglu)
+    return emitOpError("combines with add, mul or max, not swiglu");
+  if (getSum() == getPartial() || sizes[0] != sizes[1])
+    return emitOpError("needs two distinct buffers of the same size");
+  return success();
+}
+
 LogicalResult RepeatOp::verify() { return verifyExpression(*this, getCount()); }
 
 LogicalResult WhenOp::verify() {

@@ -393,6 +393,29 @@ def Core_RelayOp : Core_Instr<"relay"> {
   let hasVerifier = 1;
 }
 
+def Core_CombineRelayOp : Core_Instr<"combine_relay"> {
+  let summary = "One stage of a reduce chain: receive, combine, send on";
+  let description = [{
+    Receives a message into `partial`, combines it into `sum`
+    (`sum[i] = f(sum[i], partial[i])`, `add`, `mul` or `max`) and sends
+    `sum` on the same channel: one member of a K-tree or pipeline chain,
+    which passes its group's partial sums towards the root. As on the
+    hardware, where this is one vector instruction from the fabric to the
+    fabric, the values stream: the send leaves once the receive's handling
+    (the target's relay cycles) is done after the message's first word,
+    not after its last, and the core is busy until the stream has passed.
+
+    ```mlir
+    core.combine_relay <add> @sum, @partial on @ktree2_level0
+    ```
+  }];
+  let arguments = (ins Core_ElementwiseKindAttr:$kind, FlatSymbolRefAttr:$sum,
+                       FlatSymbolRefAttr:$partial,
+                       FlatSymbolRefAttr:$channel);
+  let assemblyFormat = "$kind $sum `,` $partial `on` $channel attr-dict";
+  let hasVerifier = 1;
+}
+
 def Core_RepeatOp : Core_Instr<"repeat", [NoTerminator, SingleBlock,
     NoRegionArguments]> {
   let summary = "Runs its body a coordinate-dependent number of times";

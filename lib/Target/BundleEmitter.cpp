@@ -22,6 +22,20 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+rt::Opcode combineOpcode(core::ElementwiseKind kind) {
+  switch (kind) {
+  case core::ElementwiseKind::add:
+    return rt::Opcode::Add;
+  case core::ElementwiseKind::mul:
+    return rt::Opcode::Mul;
+  case core::ElementwiseKind::max:
+    return rt::Opcode::Max;
+  case core::ElementwiseKind::swiglu:
+    return rt::Opcode::Swiglu;
+  }
+  llvm_unreachable("unknown elementwise kind");
+}
+
 class ProgramEmitter {
 public:
   ProgramEmitter(core::ProgramOp program, bool loadWeights)
@@ -179,20 +193,7 @@ private:
             instr.m = 1, instr.k = op.getK(), instr.n = op.getN();
           })
           .Case<core::ElementwiseOp>([&](auto op) {
-            switch (op.getKind()) {
-            case core::ElementwiseKind::add:
-              instr.op = rt::Opcode::Add;
-              break;
-            case core::ElementwiseKind::mul:
-              instr.op = rt::Opcode::Mul;
-              break;
-            case core::ElementwiseKind::max:
-              instr.op = rt::Opcode::Max;
-              break;
-            case core::ElementwiseKind::swiglu:
-              instr.op = rt::Opcode::Swiglu;
-              break;
-            }
+            instr.op = combineOpcode(op.getKind());
             buf(op.getOut()), buf(op.getA()), buf(op.getB());
           })
           .Case<core::RowsOp>([&](auto op) {
@@ -243,6 +244,12 @@ private:
             buf(op.getBuffer());
             instr.channel = channelIndex.lookup(op.getFrom());
             instr.channel2 = channelIndex.lookup(op.getTo());
+          })
+          .Case<core::CombineRelayOp>([&](auto op) {
+            instr.op = rt::Opcode::CombineRelay;
+            buf(op.getSum()), buf(op.getPartial());
+            instr.channel = channelIndex.lookup(op.getChannel());
+            instr.k = int64_t(combineOpcode(op.getKind()));
           })
           .Case<core::RepeatOp>([&](auto op) {
             instr.op = rt::Opcode::Repeat;

@@ -90,17 +90,28 @@ std::string ProgramLowering::allreduce(
     std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
     std::string position =
         llvm::formatv("({0} / {1}) % {2}", pos, level.stride, level.groupSize);
-    // A chain towards the group's first member: receive from the next
-    // member, combine, pass on to the previous one.
+    std::string hasNext =
+        llvm::formatv("{0} + 1 < {1} && {2} + {3} < {4}", position,
+                      level.groupSize, pos, level.stride, extent);
+    std::string isLast =
+        llvm::formatv("({0} + 1 >= {1} || {2} + {3} >= {4})", position,
+                      level.groupSize, pos, level.stride, extent);
+    // A chain towards the group's first member: the last member sends, the
+    // ones between combine what arrives from the next member into theirs
+    // and stream it on to the previous one, and the first combines.
     when(loc,
-         llvm::formatv("{0} && {1} + 1 < {2} && {3} + {4} < {5}", member,
-                       position, level.groupSize, pos, level.stride, extent),
+         llvm::formatv("{0} && {1} == 0 && {2}", member, position, hasNext),
          [&] {
            instructions.create<core::RecvOp>(loc, partial, channel);
            instructions.create<core::ElementwiseOp>(
                loc, elementwiseKind(combine), sum, sum, partial);
          });
-    when(loc, llvm::formatv("{0} && {1} > 0", member, position),
+    when(loc, llvm::formatv("{0} && {1} > 0 && {2}", member, position, hasNext),
+         [&] {
+           instructions.create<core::CombineRelayOp>(
+               loc, elementwiseKind(combine), sum, partial, channel);
+         });
+    when(loc, llvm::formatv("{0} && {1} > 0 && {2}", member, position, isLast),
          [&] { instructions.create<core::SendOp>(loc, sum, channel); });
   }
   FlatSymbolRefAttr broadcast = channels.get(ChannelRole::Broadcast, 0, axis);

@@ -87,6 +87,8 @@ StringRef opcodeName(Opcode op) {
     return "lane_scores";
   case Opcode::LaneValues:
     return "lane_values";
+  case Opcode::CombineRelay:
+    return "combine_relay";
   }
   return "unknown";
 }
@@ -362,7 +364,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::LaneValues))
+      if (uint8_t(in->op()) > uint8_t(Opcode::CombineRelay))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());

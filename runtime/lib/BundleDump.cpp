@@ -132,6 +132,9 @@ private:
       case Opcode::Relay:
         os << " from " << chName(in.channel) << " to " << chName(in.channel2);
         break;
+      case Opcode::CombineRelay:
+        os << " " << opcodeName(Opcode(in.k)) << " on " << chName(in.channel);
+        break;
       case Opcode::Repeat:
       case Opcode::When:
         os << " '" << in.expr << "'";

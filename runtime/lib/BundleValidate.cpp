@@ -84,7 +84,7 @@ private:
                              where, b, p.buffers.size()));
       // -1 means "no channel", which only instructions that use none may say.
       bool needsFirst = in.op == Opcode::Send || in.op == Opcode::Recv ||
-                        in.op == Opcode::Relay;
+                        in.op == Opcode::Relay || in.op == Opcode::CombineRelay;
       bool needsSecond = in.op == Opcode::Relay;
       for (auto [ch, needed] : {std::pair(in.channel, needsFirst),
                                 std::pair(in.channel2, needsSecond)})
@@ -243,6 +243,7 @@ private:
         break;
       case Opcode::Swap:
       case Opcode::Copy:
+      case Opcode::CombineRelay:
         wantBufs = 2;
         break;
       case Opcode::Repeat:
@@ -292,6 +293,13 @@ private:
           return fail("operands are smaller than the output");
         break;
       case Opcode::Swap:
+        if (in.bufs[0] == in.bufs[1] || elems(in.bufs[0]) != elems(in.bufs[1]))
+          return fail("needs two distinct buffers of the same size");
+        break;
+      case Opcode::CombineRelay:
+        if (in.k != int64_t(Opcode::Add) && in.k != int64_t(Opcode::Mul) &&
+            in.k != int64_t(Opcode::Max))
+          return fail(formatv("combine {0} is not add, mul or max", in.k));
         if (in.bufs[0] == in.bufs[1] || elems(in.bufs[0]) != elems(in.bufs[1]))
           return fail("needs two distinct buffers of the same size");
         break;

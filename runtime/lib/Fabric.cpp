@@ -81,7 +81,7 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
   // The emulator's prices: a message's transfer, its two ramps and its
   // hops to the previous group member; the receive; the add. Each chain
   // runs from its last member to its root, a member forwarding once both its
-  // own group (a level below) and the message have arrived.
+  // own group (a level below) and the message's first word have arrived.
   TimingModel timing(t);
   int64_t add = TimingModel::kernelCycles(values, macsPerCycle);
   std::vector<int64_t> physical = ringOrder(n, interleaved);
@@ -107,7 +107,14 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
       int64_t time = ready[last];
       for (int64_t l = last - level.stride; l >= first; l -= level.stride) {
         int64_t arrival = time + travel(l + level.stride, l);
-        time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
+        if (l == first || relayed) {
+          time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
+          continue;
+        }
+        // A member between streams the message on (core.combine_relay):
+        // it sends once its receive's handling follows the first word.
+        int64_t firstWord = arrival - timing.occupancy(words) + 1;
+        time = std::max(ready[l], firstWord) + timing.receiveCycles();
       }
       ready[first] = time;
     }

@@ -9,7 +9,7 @@ run by ONNX Runtime (test/reference). For prefill and decode on each grid of
 GRIDS, `wafer-run run GRAPH.onnx --layers N` (decode with --dim-param
 past=...) must give the reference's outputs (logits and the first N layers'
 KV caches, no others) within 1e-4 of each output's largest magnitude, and
-its extrapolated cycles (stats JSON) must be within 1% of the whole model's
+its extrapolated cycles (stats JSON) must be within 1.5% of the whole model's
 run (the layers are alike, so the extrapolation should be close). Prints one
 line per run; exit code 1 on any failure.
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(SRC, "python"))
 from wafer import export_llama, testing  # noqa: E402
 
 TOLERANCE = 1e-4
-CYCLES_TOLERANCE = 0.01
+CYCLES_TOLERANCE = 0.015
 GRIDS = ("6x10", "8x8")
 
 

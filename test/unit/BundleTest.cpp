@@ -44,11 +44,13 @@ Program richProgram() {
   copy.expr2 = "1 - i % 2";
   Instr relay = instr(Opcode::Relay, {0}, 0);
   relay.channel2 = 1;
+  Instr combine = instr(Opcode::CombineRelay, {4, 5}, 0);
+  combine.k = int64_t(Opcode::Max);
   Instr when;
   when.op = Opcode::When;
   when.expr = "lx == 0 && (y % 2) != 1";
   when.body = {instr(Opcode::Zero, {5}), instr(Opcode::Add, {5, 4, 4}),
-               instr(Opcode::Swap, {4, 5}), relay};
+               instr(Opcode::Swap, {4, 5}), relay, combine};
   std::vector<Instr> &body = p.roles[0].body;
   body.insert(body.begin(), repeat("W - 1", {gemm, rot, copy, when}));
   HostTensor w;
@@ -106,8 +108,10 @@ TEST(Bundle, DumpIsReadable) {
   EXPECT_NE(text.find("  repeat 'W - 1'\n    gemm_tile acc w w m 2 k 1 n 2\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("      relay a from shift_x to shift_y\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("      relay a from shift_x to shift_y\n"
+                      "      combine_relay acc tmp max on shift_x\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("input 1 'weight' f32 shape [2,3] buffer w layout "
                       "[none,none] source [3,2] permutation [1,0] weights 6 "
                       "values checksum "),
@@ -317,6 +321,18 @@ TEST(Bundle, ValidationErrors) {
       "k=0 n=0: every size must be at least 1");
   check([](Program &p) { p.roles[0].body[1].bufs.push_back(1); },
         "role 'all' instruction 1 (send): needs 1 buffers, has 2");
+  check([](Program &p) { p.roles[0].body[0].body[3].body[4].k = 99; },
+        "role 'all' instruction 0.3.4 (combine_relay): combine 99 is not "
+        "add, mul or max");
+  check(
+      [](Program &p) {
+        p.roles[0].body[0].body[3].body[4].bufs = {4, 4};
+      },
+      "role 'all' instruction 0.3.4 (combine_relay): needs two distinct "
+      "buffers of the same size");
+  check([](Program &p) { p.roles[0].body[0].body[3].body[4].channel = -1; },
+        "role 'all' instruction 0.3.4 (combine_relay): channel index -1 out "
+        "of range (2 channels)");
   check([](Program &p) { p.roles[0].body[3].mark = 5; },
         "role 'all' instruction 3 (mark): op index 5 out of range (2 ops)");
   check([](Program &p) { p.inputs[0].layout[1].blocks = 3; },

@@ -144,6 +144,22 @@ TEST(Emulator, InterleaveShortensTheCriticalPath) {
   EXPECT_LT(inter.stats.ops[0].cycles, 20);
 }
 
+/// Input x and output out, `size` values split over a row of `cores` in
+/// buffer 0.
+void setRowTensors(Program &p, int64_t size, int64_t cores) {
+  HostTensor x;
+  x.name = "x";
+  x.shape = {size};
+  x.sourceShape = {size};
+  x.buffer = 0;
+  x.layout = {{Axis::X, cores}};
+  p.inputs = {x};
+  HostTensor out = x;
+  out.name = "out";
+  out.sourceShape = {};
+  p.outputs = {out};
+}
+
 /// Core 0 of a 1x4 row sends 4 words to core 2, which relays them to core 3.
 Program relayProgram() {
   Program p;
@@ -164,17 +180,7 @@ Program relayProgram() {
              {"idle", {{1, 1, 1}, {0, 0, 1}}, {}},
              {"relay", {{2, 2, 1}, {0, 0, 1}}, {relay}},
              {"sink", {{3, 3, 1}, {0, 0, 1}}, {instr(Opcode::Recv, {0}, 1)}}};
-  HostTensor x;
-  x.name = "x";
-  x.shape = {16};
-  x.sourceShape = {16};
-  x.buffer = 0;
-  x.layout = {{Axis::X, 4}};
-  p.inputs = {x};
-  HostTensor out = x;
-  out.name = "out";
-  out.sourceShape = {};
-  p.outputs = {out};
+  setRowTensors(p, 16, 4);
   return p;
 }
 
@@ -193,6 +199,54 @@ TEST(Emulator, RelayForwardsAndCountsCycles) {
   EXPECT_EQ(r.stats.cycles, 29);
   EXPECT_EQ(r.stats.messages, 2);
   EXPECT_EQ(r.stats.linkWords, 4 * 3);
+}
+
+/// A reduce chain over a 1x3 row: core 2 sends its 4 values west, core 1
+/// combines them into its own and passes the sum on (streamed as one
+/// CombineRelay, or stored and forwarded as Recv, Add, Send), core 0 adds.
+Program chainProgram(bool streamed) {
+  Program p;
+  p.target = testTarget();
+  p.gridHeight = 1;
+  p.gridWidth = 3;
+  p.buffers = {{"a", 4, DType::F32, 0}, {"partial", 4, DType::F32, 16}};
+  // One channel, a color per leg: core 1 both receives and sends on it.
+  p.channels = {{"chain",
+                 {route(0, 2, 0, Dir::Ramp, {Dir::West}),
+                  route(0, 1, 0, Dir::East, {Dir::Ramp}),
+                  route(1, 1, 0, Dir::Ramp, {Dir::West}),
+                  route(1, 0, 0, Dir::East, {Dir::Ramp})}}};
+  Instr combine = instr(Opcode::CombineRelay, {0, 1}, 0);
+  combine.k = int64_t(Opcode::Add);
+  std::vector<Instr> middle{combine};
+  if (!streamed)
+    middle = {instr(Opcode::Recv, {1}, 0), instr(Opcode::Add, {0, 0, 1}),
+              instr(Opcode::Send, {0}, 0)};
+  p.roles = {{"root",
+              {{0, 0, 1}, {0, 0, 1}},
+              {instr(Opcode::Recv, {1}, 0), instr(Opcode::Add, {0, 0, 1})}},
+             {"middle", {{1, 1, 1}, {0, 0, 1}}, middle},
+             {"last", {{2, 2, 1}, {0, 0, 1}}, {instr(Opcode::Send, {0}, 0)}}};
+  setRowTensors(p, 12, 3);
+  return p;
+}
+
+TEST(Emulator, CombineRelayStreamsTheChain) {
+  for (bool streamed : {true, false}) {
+    RunResult r = run(chainProgram(streamed), iotaInput("x", {12}));
+    ASSERT_EQ(r.outputs.count("out"), 1u);
+    // The same sums either way: core 0 all three, core 1 its and core 2's.
+    EXPECT_EQ(std::vector<float>(r.outputs.at("out").data.begin(),
+                                 r.outputs.at("out").data.begin() + 8),
+              (std::vector<float>{12, 15, 18, 21, 12, 14, 16, 18}))
+        << streamed;
+    // Core 2's send: ramp out [0,4), core 1's ramp in [3,7), last word in
+    // at 9, so its first word at 6. Streamed, core 1 sends at 6 + 5 = 11:
+    // core 0's ramp in [14,18), arrival 20, receive 25, add 29. Stored and
+    // forwarded, it receives at 9 + 5, adds until 18 and sends: arrival 27,
+    // receive 32, add 36.
+    EXPECT_EQ(r.stats.cycles, streamed ? 29 : 36) << streamed;
+  }
 }
 
 TEST(Emulator, DeadlockIsReportedNotHung) {

@@ -79,6 +79,9 @@ struct Core {
   };
   SmallVector<Loop, 2> loops;
   std::optional<Outgoing> outbox;
+  /// The end of a CombineRelay's stream: the core is busy until the last
+  /// word it forwards has left.
+  int64_t streamEnd = 0;
   /// Storage slots that sends are still reading, and until when.
   SmallVector<std::pair<int32_t, int64_t>, 2> sending;
   /// Marks passed in a parallel batch, flushed when the batch commits.
@@ -154,6 +157,18 @@ private:
     o.messages += m.messages;
   }
   Error commitSend(int32_t id, const Outgoing &o);
+  /// Link cycles of the message a recv takes.
+  int64_t receiveOccupancy(const Op &recv) const {
+    const Buffer &b = p.buffers[recv.out];
+    return timing.occupancy(TimingModel::words(b.elements, b.dtype));
+  }
+  /// When core `id` starts handling a message whose last word arrives at
+  /// `arrival`: a streamed receive (CombineRelay) starts on its first word.
+  int64_t receiveStart(int32_t id, const Op &recv, int64_t arrival) const {
+    int64_t first =
+        recv.streamed ? arrival - receiveOccupancy(recv) + 1 : arrival;
+    return std::max({cores[id].time, first, busy(id, recv.out)});
+  }
   Error deadlock() const;
   RunStats stats() const;
 
@@ -328,10 +343,15 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                   slotOrNone(op.in3)};
     int64_t work = data->kernel(id, op, s, values);
     int64_t cycles = timing.kernelCycles(work, p.buffers[op.out].dtype);
-    span(id, c, TracePhase::Compute, c.time, c.time + cycles);
-    c.time += cycles;
     c.compute += cycles;
     c.computeTotal += cycles;
+    if (op.streamed) {
+      // Combines the words as they pass; the send leaves before it ends.
+      c.streamEnd = std::max(c.streamEnd, c.time + cycles);
+      return;
+    }
+    span(id, c, TracePhase::Compute, c.time, c.time + cycles);
+    c.time += cycles;
     c.busyTotal += cycles;
   };
   switch (op.kind) {
@@ -418,6 +438,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     span(id, c, TracePhase::Send, c.time, c.time + timing.sendIssueCycles());
     c.time += timing.sendIssueCycles();
     c.busyTotal += timing.sendIssueCycles();
+    if (op.streamed && c.streamEnd > c.time) {
+      span(id, c, TracePhase::Receive, c.time, c.streamEnd);
+      c.busyTotal += c.streamEnd - c.time;
+      c.time = c.streamEnd;
+    }
     ++c.pc;
     if (turn != Turn::Parallel) {
       Error e = commitSend(id, *c.outbox);
@@ -449,11 +474,13 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                           "elements got a message of {3}",
                           p.channels[op.channel].name, p.buffers[op.out].name,
                           count, msg.elements));
-    int64_t start = std::max({c.time, msg.arrival, busy(id, op.out)});
+    int64_t start = receiveStart(id, op, msg.arrival);
     span(id, c, TracePhase::Wait, c.time, start);
     span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
     c.time = start + timing.receiveCycles();
     c.busyTotal += timing.receiveCycles();
+    if (op.streamed)
+      c.streamEnd = c.time + receiveOccupancy(op);
     data->write(id, slotOf(id, op.out), op.out, msg.data);
     break;
   }
@@ -515,8 +542,7 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
           // stopping for a later one. Nothing it does before is seen by
           // other cores, so sends still enter the network in time order.
           const Op &recv = code[roleOf[core]][dst.pc];
-          ready.push(std::max({dst.time, arrival, busy(core, recv.out)}) +
-                         timing.receiveCycles(),
+          ready.push(receiveStart(core, recv, arrival) + timing.receiveCycles(),
                      core);
         }
       });

@@ -24,7 +24,8 @@ static Step stepOf(Opcode opcode) {
   case Opcode::Send:
     return Step::Send;
   case Opcode::Recv:
-  case Opcode::Relay: // its Recv half; compileBody appends the Send
+  case Opcode::Relay:        // its Recv half; compileBody appends the Send
+  case Opcode::CombineRelay: // and the combine and the Send
     return Step::Recv;
   case Opcode::Mark:
     return Step::Mark;
@@ -114,6 +115,24 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
       code.push_back(op);
       op.kind = Step::Send;
       op.channel = in.channel2;
+    }
+    if (in.op == Opcode::CombineRelay) {
+      // recv partial; sum = combine(sum, partial); send sum: three steps
+      // timed as one stream.
+      int32_t sum = op.out, partial = op.in1;
+      op.streamed = true;
+      op.out = partial;
+      op.in1 = -1;
+      code.push_back(op);
+      op.opcode = Opcode(in.k);
+      op.kind = stepOf(op.opcode);
+      op.out = sum;
+      op.in1 = sum;
+      op.in2 = partial;
+      code.push_back(op);
+      op.kind = Step::Send;
+      op.out = sum;
+      op.in1 = op.in2 = -1;
     }
     if (in.op == Opcode::Repeat || in.op == Opcode::When) {
       size_t begin = code.size();

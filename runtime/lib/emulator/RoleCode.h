@@ -45,7 +45,8 @@ enum class Step : uint8_t {
   Mark
 };
 
-/// One step of a role's flattened code. Relay becomes Recv + Send; Repeat
+/// One step of a role's flattened code. Relay becomes Recv + Send and
+/// CombineRelay Recv + combine + Send (streamed); Repeat
 /// becomes LoopBegin .. LoopEnd and When becomes Branch, with jumps.
 struct Op {
   Step kind = Step::Zero;
@@ -59,6 +60,10 @@ struct Op {
   /// LoopBegin / Branch: pc past the body; LoopEnd: pc of its LoopBegin.
   uint32_t jump = 0;
   int64_t mark = -1;
+  /// The Recv, combine and Send of a CombineRelay: the send leaves once the
+  /// receive's handling is done, and the core is busy until the stream has
+  /// passed (Scheduler::step).
+  bool streamed = false;
 };
 
 /// Appends the flat code of `body` to `code`, its expressions to `exprs`.

@@ -286,6 +286,55 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
 // -----
 
 core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[2] : f32 at 16
+  core.channel @c {
+  }
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{needs two distinct buffers of the same size}}
+    core.combine_relay <add> @a, @b on @c
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @a[4] : f32 at 0
+  core.channel @c {
+  }
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{needs two distinct buffers of the same size}}
+    core.combine_relay <max> @a, @a on @c
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.channel @c {
+  }
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{combines with add, mul or max, not swiglu}}
+    core.combine_relay <swiglu> @a, @b on @c
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{unknown channel}}
+    core.combine_relay <add> @a, @b on @nowhere
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
   core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
     // expected-error @+1 {{expression 'lx +'}}
     core.repeat "lx +" {

@@ -20,8 +20,9 @@
 // PIPE: core.channel @pipeline_level0
 // PIPE-NOT: core.channel @pipeline_level1
 // PIPE: core.channel @broadcast_y
-// PIPE: core.when "ly % 1 == 0 && (ly / 1) % 4 + 1 < 4 && ly + 1 < H" {
+// PIPE: core.when "ly % 1 == 0 && (ly / 1) % 4 == 0 && (ly / 1) % 4 + 1 < 4 && ly + 1 < H" {
 // PIPE-NEXT: core.recv @gemv0_partial on @pipeline_level0
+// PIPE: core.combine_relay <add> @t2, @gemv0_partial on @pipeline_level0
 // PIPE: core.send @t2 on @broadcast_y
 func.func @main(%x: tensor<1x8xf32>, %w: tensor<8x6xf32>) -> tensor<1x6xf32> {
   %y = tfm.matmul %x, %w : (tensor<1x8xf32>, tensor<8x6xf32>) -> tensor<1x6xf32>

@@ -13,7 +13,7 @@
 
 // TREE-DAG: core.channel @ktree2_x_level0
 // TREE-DAG: core.channel @broadcast_x
-// TREE: core.when "lx % 1 == 0 && (lx / 1) % 2 + 1 < 2 && lx + 1 < W" {
+// TREE: core.when "lx % 1 == 0 && (lx / 1) % 2 == 0 && (lx / 1) % 2 + 1 < 2 && lx + 1 < W" {
 // TREE: core.when "lx == 0" {
 // TREE-NEXT: core.send {{.*}} on @broadcast_x
 func.func @main(%x: tensor<1x8xf32>, %w: tensor<8x6xf32>, %v: tensor<6x4xf32>) -> tensor<1x4xf32> {

@@ -5,10 +5,11 @@
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=3" --mesh-choose-ktree | FileCheck %s --check-prefix=SET
 
 // convert-tfm-to-mesh leaves K open; mesh-choose-ktree asks the cost model
-// (rt::chooseKTreeK) per GEMV: a binary tree over the 16 rows, then over
-// the 4 columns, then the rows.
+// (rt::chooseKTreeK) per GEMV: over the 16 rows K = 3 for 8 values per
+// core and a binary tree for 2 (the last; each level adds a message's words
+// once), and a binary tree over the 4 columns.
 // OPEN-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree>}
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 4>
+// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
 // CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
 // CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 4>
 // With 5 routes per core only trees of 2K + 1 <= 5 colors are considered.

@@ -252,6 +252,12 @@ enum class Opcode : uint8_t {
   /// p[h, g, r] values[j, r, :] with h = (expr + j) / n (0 beyond p's
   /// heads); p [heads, groups, k], values [m, k, 2], out [m, groups, 2].
   LaneValues = 26,
+  /// bufs {sum, partial}, channel, k (the combine: Add, Mul or Max): recv
+  /// into partial, sum = combine(sum, partial), send sum on the same
+  /// channel, streamed: the values leave as they are combined, so the send
+  /// starts a receive's handling after the message's first word arrives
+  /// (a fabric-to-fabric vector instruction; one stage of a reduce chain).
+  CombineRelay = 27,
 };
 
 /// What a Reduce instruction computes per row (Instr::k).
