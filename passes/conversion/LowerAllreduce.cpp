@@ -58,10 +58,10 @@ std::string ProgramLowering::allreduce(
     core::ElementwiseKind combine) {
   AllreduceUse use = *getAllreduceUse(op, grid);
   mesh::AllreduceAttr attr = use.allreduce;
-  // The reduction runs along columns (ly, H), or along rows (lx, W).
+  // The reduction runs along columns (y), or along rows (x).
   bool alongX = use.messageAlongX(message);
   rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
-  std::string pos = alongX ? "lx" : "ly", extent = alongX ? "W" : "H";
+  std::string pos = alongX ? "lx" : "ly";
   int64_t reduced = alongX ? w : h;
   std::string algorithm =
       mesh::stringifyAllreduceAlgorithm(attr.getAlgorithm()).str();
@@ -75,49 +75,84 @@ std::string ProgramLowering::allreduce(
                     combine);
     return algorithm;
   }
-  std::vector<rt::KTreeLevel> levels = rt::ktreeLevels(reduced, attr.getTreeK());
-  if (levels.empty())
+  if (reduced <= 1)
     return algorithm;
   FlatSymbolRefAttr partial = scratch.get(BufferRole::Partial, message);
   if (use.relayed) {
-    relayedTree(loc, levels, pos, reduced, sum, partial,
-                channels.get(ChannelRole::HopIn, 0, axis),
+    relayedTree(loc, rt::ktreeLevels(reduced, attr.getTreeK()), pos, reduced,
+                sum, partial, channels.get(ChannelRole::HopIn, 0, axis),
                 channels.get(ChannelRole::HopOut, 0, axis), combine);
     return algorithm + "-relayed";
   }
+  // Over physical positions (x or y; the sum's order does not matter), in
+  // two halves towards the root (rt::ktreeRoot).
+  std::string coord = alongX ? "x" : "y";
+  int64_t root = rt::ktreeRoot(reduced, attr.getAlgorithm() ==
+                                            mesh::AllreduceAlgorithm::ktree);
+  std::vector<rt::KTreeLevel> levels =
+      rt::rootedTreeLevels(reduced, root, attr.getTreeK());
+  struct Half {
+    std::string guard, q;
+    int64_t size;
+  };
+  Half halves[] = {{llvm::formatv("{0} <= {1}", coord, root),
+                    llvm::formatv("({0} - {1})", root, coord), root + 1},
+                   {llvm::formatv("{0} > {1}", coord, root),
+                    llvm::formatv("({0} - {1})", coord, root + 1),
+                    reduced - 1 - root}};
   for (auto [i, level] : llvm::enumerate(levels)) {
     FlatSymbolRefAttr channel = channels.get(ChannelRole::TreeLevel, i, axis);
-    std::string member = llvm::formatv("{0} % {1} == 0", pos, level.stride);
-    std::string position =
-        llvm::formatv("({0} / {1}) % {2}", pos, level.stride, level.groupSize);
-    std::string hasNext =
-        llvm::formatv("{0} + 1 < {1} && {2} + {3} < {4}", position,
-                      level.groupSize, pos, level.stride, extent);
-    std::string isLast =
-        llvm::formatv("({0} + 1 >= {1} || {2} + {3} >= {4})", position,
-                      level.groupSize, pos, level.stride, extent);
-    // A chain towards the group's first member: the last member sends, the
-    // ones between combine what arrives from the next member into theirs
-    // and stream it on to the previous one, and the first combines.
-    when(loc,
-         llvm::formatv("{0} && {1} == 0 && {2}", member, position, hasNext),
-         [&] {
-           instructions.create<core::RecvOp>(loc, partial, channel);
-           instructions.create<core::ElementwiseOp>(
-               loc, elementwiseKind(combine), sum, sum, partial);
-         });
-    when(loc, llvm::formatv("{0} && {1} > 0 && {2}", member, position, hasNext),
-         [&] {
-           instructions.create<core::CombineRelayOp>(
-               loc, elementwiseKind(combine), sum, partial, channel);
-         });
-    when(loc, llvm::formatv("{0} && {1} > 0 && {2}", member, position, isLast),
-         [&] { instructions.create<core::SendOp>(loc, sum, channel); });
+    for (const Half &half : halves) {
+      if (half.size <= level.stride)
+        continue;
+      std::string member = llvm::formatv("{0} && {1} % {2} == 0", half.guard,
+                                         half.q, level.stride);
+      std::string position = llvm::formatv("({0} / {1}) % {2}", half.q,
+                                           level.stride, level.groupSize);
+      std::string hasNext =
+          llvm::formatv("{0} + 1 < {1} && {2} + {3} < {4}", position,
+                        level.groupSize, half.q, level.stride, half.size);
+      std::string isLast =
+          llvm::formatv("({0} + 1 >= {1} || {2} + {3} >= {4})", position,
+                        level.groupSize, half.q, level.stride, half.size);
+      // A chain towards the group's first member: the last member sends,
+      // the ones between combine what arrives from the next member into
+      // theirs and stream it on to the previous one, and the first
+      // combines.
+      when(loc,
+           llvm::formatv("{0} && {1} == 0 && {2}", member, position, hasNext),
+           [&] {
+             instructions.create<core::RecvOp>(loc, partial, channel);
+             instructions.create<core::ElementwiseOp>(
+                 loc, elementwiseKind(combine), sum, sum, partial);
+           });
+      if (level.groupSize > 2)
+        when(loc,
+             llvm::formatv("{0} && {1} > 0 && {2}", member, position, hasNext),
+             [&] {
+               instructions.create<core::CombineRelayOp>(
+                   loc, elementwiseKind(combine), sum, partial, channel);
+             });
+      when(loc,
+           llvm::formatv("{0} && {1} > 0 && {2}", member, position, isLast),
+           [&] { instructions.create<core::SendOp>(loc, sum, channel); });
+    }
+  }
+  if (root + 1 < reduced) {
+    FlatSymbolRefAttr join =
+        channels.get(ChannelRole::TreeLevel, levels.size(), axis);
+    when(loc, llvm::formatv("{0} == {1}", coord, root + 1),
+         [&] { instructions.create<core::SendOp>(loc, sum, join); });
+    when(loc, llvm::formatv("{0} == {1}", coord, root), [&] {
+      instructions.create<core::RecvOp>(loc, partial, join);
+      instructions.create<core::ElementwiseOp>(loc, elementwiseKind(combine),
+                                               sum, sum, partial);
+    });
   }
   FlatSymbolRefAttr broadcast = channels.get(ChannelRole::Broadcast, 0, axis);
-  when(loc, pos + " == 0",
+  when(loc, llvm::formatv("{0} == {1}", coord, root),
        [&] { instructions.create<core::SendOp>(loc, sum, broadcast); });
-  when(loc, pos + " != 0",
+  when(loc, llvm::formatv("{0} != {1}", coord, root),
        [&] { instructions.create<core::RecvOp>(loc, sum, broadcast); });
   return algorithm;
 }

@@ -73,9 +73,55 @@ std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k) {
   return levels;
 }
 
+int64_t ktreeRoot(int64_t n, bool centered) {
+  return centered && n > 1 ? (n - 1) / 2 : 0;
+}
+
+std::vector<KTreeLevel> rootedTreeLevels(int64_t n, int64_t root, int64_t k) {
+  return ktreeLevels(std::max(root + 1, n - 1 - root), k);
+}
+
+namespace {
+
+/// Runs the chains of `levels` over positions 0 .. ready.size() - 1, where
+/// ready[l] is when position l's own value is in; returns when position 0
+/// holds the sum. A message from position a to b costs travel(a, b); the
+/// members between a chain's ends stream it on (core.combine_relay) unless
+/// `storeAndForward`.
+template <typename Travel>
+int64_t reduceChains(std::vector<int64_t> &ready,
+                     const std::vector<KTreeLevel> &levels, Travel travel,
+                     bool storeAndForward, const TimingModel &timing,
+                     int64_t words, int64_t add) {
+  int64_t n = int64_t(ready.size());
+  for (const KTreeLevel &level : levels) {
+    int64_t span = level.stride * level.groupSize;
+    for (int64_t first = 0; first < n; first += span) {
+      int64_t last = std::min(first + span, n) - 1;
+      last -= (last - first) % level.stride;
+      int64_t time = ready[last];
+      for (int64_t l = last - level.stride; l >= first; l -= level.stride) {
+        int64_t arrival = time + travel(l + level.stride, l);
+        if (l == first || storeAndForward) {
+          time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
+          continue;
+        }
+        // It sends once its receive's handling follows the first word.
+        int64_t firstWord = arrival - timing.occupancy(words) + 1;
+        time = std::max(ready[l], firstWord) + timing.receiveCycles();
+      }
+      ready[first] = time;
+    }
+  }
+  return ready.empty() ? 0 : ready[0];
+}
+
+} // namespace
+
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
-                             const Target &t, bool interleaved, bool relayed) {
+                             const Target &t, bool centered, bool interleaved,
+                             bool relayed) {
   if (n <= 1)
     return 0;
   // The emulator's prices: a message's transfer, its two ramps and its
@@ -84,60 +130,55 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
   // own group (a level below) and the message's first word have arrived.
   TimingModel timing(t);
   int64_t add = TimingModel::kernelCycles(values, macsPerCycle);
-  std::vector<int64_t> physical = ringOrder(n, interleaved);
-  // A message from ring position `from` to `to`: directly, or (relayed)
-  // received and sent on by every position in between.
-  auto travel = [&](int64_t from, int64_t to) {
-    if (!relayed)
-      return timing.messageCycles(words,
-                                  std::abs(physical[from] - physical[to]));
-    int64_t step = to > from ? 1 : -1;
-    int64_t cycles = (std::abs(from - to) - 1) * timing.receiveCycles();
-    for (int64_t p = from; p != to; p += step)
-      cycles += timing.messageCycles(
-          words, std::abs(physical[p] - physical[p + step]));
-    return cycles;
-  };
-  std::vector<int64_t> ready(n, 0);
-  for (const KTreeLevel &level : ktreeLevels(n, k)) {
-    int64_t span = level.stride * level.groupSize;
-    for (int64_t first = 0; first < n; first += span) {
-      int64_t last = std::min(first + span, n) - 1;
-      last -= (last - first) % level.stride;
-      int64_t time = ready[last];
-      for (int64_t l = last - level.stride; l >= first; l -= level.stride) {
-        int64_t arrival = time + travel(l + level.stride, l);
-        if (l == first || relayed) {
-          time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
-          continue;
-        }
-        // A member between streams the message on (core.combine_relay):
-        // it sends once its receive's handling follows the first word.
-        int64_t firstWord = arrival - timing.occupancy(words) + 1;
-        time = std::max(ready[l], firstWord) + timing.receiveCycles();
-      }
-      ready[first] = time;
-    }
+  if (relayed) {
+    // Over ring positions, every message received and sent on by each
+    // position in between, and so is the broadcast to the last position.
+    std::vector<int64_t> physical = ringOrder(n, interleaved);
+    auto travel = [&](int64_t from, int64_t to) {
+      int64_t step = to > from ? 1 : -1;
+      int64_t cycles = (std::abs(from - to) - 1) * timing.receiveCycles();
+      for (int64_t p = from; p != to; p += step)
+        cycles += timing.messageCycles(
+            words, std::abs(physical[p] - physical[p + step]));
+      return cycles;
+    };
+    std::vector<int64_t> ready(n, 0);
+    int64_t sum = reduceChains(ready, ktreeLevels(n, k), travel,
+                               /*storeAndForward=*/true, timing, words, add);
+    return sum + travel(0, n - 1) + timing.receiveCycles();
   }
-  // The broadcast from position 0 reaches the far end of the axis (relayed:
-  // the last ring position).
-  int64_t farthest = std::max(physical[0], n - 1 - physical[0]);
-  int64_t broadcast =
-      relayed ? travel(0, n - 1) : timing.messageCycles(words, farthest);
-  return ready[0] + broadcast + timing.receiveCycles();
+  // Each half reduces towards the root's end over physical positions, the
+  // right half's root hands its sum to the root, whose multicast reaches
+  // the farther end.
+  int64_t root = ktreeRoot(n, centered);
+  std::vector<KTreeLevel> levels = rootedTreeLevels(n, root, k);
+  auto travel = [&](int64_t from, int64_t to) {
+    return timing.messageCycles(words, std::abs(from - to));
+  };
+  std::vector<int64_t> left(root + 1, 0), right(n - 1 - root, 0);
+  int64_t sum = reduceChains(left, levels, travel, false, timing, words, add);
+  if (!right.empty()) {
+    int64_t handed =
+        reduceChains(right, levels, travel, false, timing, words, add) +
+        travel(1, 0);
+    sum = std::max(sum, handed) + timing.receiveCycles() + add;
+  }
+  int64_t farthest = std::max(root, n - 1 - root);
+  return sum + timing.messageCycles(words, farthest) + timing.receiveCycles();
 }
 
 int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
                      double macsPerCycle, const Target &t, bool interleaved) {
   // Deeper than a binary tree adds nothing; a tree whose own colors (two
-  // per level, one for the broadcast) exceed the budget would be relayed.
+  // per level, one for the halves' join, one for the broadcast) exceed the
+  // budget would be relayed.
   int64_t maxK = 1;
-  while ((int64_t(1) << maxK) < n && 2 * (maxK + 1) + 1 <= t.routesPerCore)
+  while ((int64_t(1) << maxK) < n && 2 * (maxK + 1) + 2 <= t.routesPerCore)
     ++maxK;
   int64_t best = 1, bestCycles = -1;
   for (int64_t k = 1; k <= maxK; ++k) {
-    int64_t cycles =
-        ktreeAllreduceCycles(n, k, values, words, macsPerCycle, t, interleaved);
+    int64_t cycles = ktreeAllreduceCycles(n, k, values, words, macsPerCycle, t,
+                                          /*centered=*/true, interleaved);
     if (bestCycles < 0 || cycles < bestCycles) {
       best = k;
       bestCycles = cycles;
@@ -156,27 +197,34 @@ std::vector<LinePath> ringShiftPaths(int64_t n, bool interleaved) {
   return paths;
 }
 
-std::vector<LinePath> ktreeLevelPaths(int64_t n, const KTreeLevel &level,
-                                      bool interleaved) {
+std::vector<LinePath> ktreeLevelPaths(int64_t n, int64_t root,
+                                      const KTreeLevel &level) {
   std::vector<LinePath> paths;
-  std::vector<int64_t> ring = ringOrder(n, interleaved);
-  for (int64_t l = level.stride; l < n; l += level.stride)
-    if ((l / level.stride) % level.groupSize != 0)
-      paths.push_back({ring[l], {ring[l - level.stride]}});
+  // Position q of the left half is root - q, of the right root + 1 + q.
+  for (auto [size, sign, origin] :
+       {std::tuple(root + 1, int64_t(-1), root),
+        std::tuple(n - 1 - root, int64_t(1), root + 1)})
+    for (int64_t q = level.stride; q < size; q += level.stride)
+      if ((q / level.stride) % level.groupSize != 0)
+        paths.push_back(
+            {origin + sign * q, {origin + sign * (q - level.stride)}});
   return paths;
 }
 
-std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved) {
-  std::vector<LinePath> paths;
+std::vector<LinePath> ktreeJoinPaths(int64_t n, int64_t root) {
+  if (root + 1 >= n)
+    return {};
+  return {{root + 1, {root}}};
+}
+
+std::vector<LinePath> broadcastPaths(int64_t n, int64_t root) {
   if (n <= 1)
-    return paths;
-  std::vector<int64_t> ring = ringOrder(n, interleaved);
-  LinePath path{ring[0], {}};
-  for (int64_t l = 1; l < n; ++l)
-    path.dsts.push_back(ring[l]);
-  llvm::sort(path.dsts);
-  paths.push_back(std::move(path));
-  return paths;
+    return {};
+  LinePath path{root, {}};
+  for (int64_t p = 0; p < n; ++p)
+    if (p != root)
+      path.dsts.push_back(p);
+  return {path};
 }
 
 std::vector<LinePath> neighborPaths(int64_t n, bool forward, bool interleaved) {
@@ -210,26 +258,37 @@ struct Rule {
   }
 };
 
-/// Calls visit(index, in, outMask) for every core the path crosses.
+/// Calls visit(index, in, outMask) for every core the path crosses: from
+/// the source one way or (a multicast with destinations on both sides)
+/// both ways.
 template <typename Fn>
 void forEachPathRule(const LinePath &p, Axis axis, Fn visit) {
   auto [lo, hi] = span(p);
-  bool forward = hi > p.src;
-  int64_t far = forward ? hi : lo;
-  if (far == p.src)
+  auto onward = [&](bool forward) {
+    return axis == Axis::X ? (forward ? Dir::East : Dir::West)
+                           : (forward ? Dir::South : Dir::North);
+  };
+  uint8_t fromSource = 0;
+  for (bool forward : {false, true})
+    if ((forward ? hi : lo) != p.src)
+      fromSource |= dirBit(onward(forward));
+  if (!fromSource)
     return;
-  Dir onward = axis == Axis::X ? (forward ? Dir::East : Dir::West)
-                               : (forward ? Dir::South : Dir::North);
-  Dir from = opposite(onward);
-  int64_t step = forward ? 1 : -1;
-  visit(p.src, Dir::Ramp, dirBit(onward));
-  for (int64_t i = p.src + step; i != far; i += step) {
-    uint8_t out = dirBit(onward);
-    if (llvm::is_contained(p.dsts, i))
-      out |= dirBit(Dir::Ramp);
-    visit(i, from, out);
+  visit(p.src, Dir::Ramp, fromSource);
+  for (bool forward : {false, true}) {
+    int64_t far = forward ? hi : lo;
+    if (far == p.src)
+      continue;
+    Dir from = opposite(onward(forward));
+    int64_t step = forward ? 1 : -1;
+    for (int64_t i = p.src + step; i != far; i += step) {
+      uint8_t out = dirBit(onward(forward));
+      if (llvm::is_contained(p.dsts, i))
+        out |= dirBit(Dir::Ramp);
+      visit(i, from, out);
+    }
+    visit(far, from, dirBit(Dir::Ramp));
   }
-  visit(far, from, dirBit(Dir::Ramp));
 }
 
 /// Splits a sorted index list into arithmetic progressions. A progression

@@ -31,21 +31,29 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
                        rt::neighborPaths(n, false, interleave)),
             makeFamily(ChannelRole::HopOut, "hop_out_" + axisName, axis,
                        rt::neighborPaths(n, true, interleave))};
-  std::string prefix = allreduce.getAlgorithm() == AllreduceAlgorithm::pipeline
-                           ? std::string("pipeline")
-                           : "ktree" + std::to_string(allreduce.getK());
+  bool pipeline = allreduce.getAlgorithm() == AllreduceAlgorithm::pipeline;
+  std::string prefix = pipeline ? std::string("pipeline")
+                                : "ktree" + std::to_string(allreduce.getK());
   if (alongX)
     prefix += "_x";
+  int64_t root = rt::ktreeRoot(n, /*centered=*/!pipeline);
+  std::vector<rt::KTreeLevel> levels =
+      rt::rootedTreeLevels(n, root, allreduce.getTreeK());
   std::vector<ChannelFamily> families;
-  for (auto [i, level] :
-       llvm::enumerate(rt::ktreeLevels(n, allreduce.getTreeK()))) {
+  for (auto [i, level] : llvm::enumerate(levels)) {
     families.push_back(makeFamily(ChannelRole::TreeLevel,
                                   prefix + "_level" + std::to_string(i), axis,
-                                  rt::ktreeLevelPaths(n, level, interleave)));
+                                  rt::ktreeLevelPaths(n, root, level)));
     families.back().level = unsigned(i);
   }
-  families.push_back(makeFamily(ChannelRole::Broadcast, "broadcast_" + axisName,
-                                axis, rt::broadcastPaths(n, interleave)));
+  // The join is the level above the halves'.
+  families.push_back(makeFamily(ChannelRole::TreeLevel, prefix + "_join", axis,
+                                rt::ktreeJoinPaths(n, root)));
+  families.back().level = unsigned(levels.size());
+  families.push_back(
+      makeFamily(ChannelRole::Broadcast,
+                 (root == 0 ? "broadcast_" : "broadcast_mid_") + axisName, axis,
+                 rt::broadcastPaths(n, root)));
   return families;
 }
 

@@ -92,5 +92,7 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
                            combine);
   return rt::ktreeAllreduceCycles(
       n, allreduce.getTreeK(), values, rt::TimingModel::words(values, dtype),
-      timing.macsPerCycle(dtype), timing.target(), interleave, use.relayed);
+      timing.macsPerCycle(dtype), timing.target(),
+      /*centered=*/allreduce.getAlgorithm() == AllreduceAlgorithm::ktree,
+      interleave, use.relayed);
 }

@@ -11,11 +11,21 @@
 // RING: core.repeat "1" {
 // RING-NEXT: core.send @gemv1_pass on @ring_x
 
+// Over the 2 rows the tree is only the join; over the 4 columns two halves
+// of 2 (columns 1, 0 and 2, 3), joined at column 1, which broadcasts.
+// TREE-DAG: core.channel @ktree2_join
+// TREE-DAG: core.channel @broadcast_y
 // TREE-DAG: core.channel @ktree2_x_level0
-// TREE-DAG: core.channel @broadcast_x
-// TREE: core.when "lx % 1 == 0 && (lx / 1) % 2 == 0 && (lx / 1) % 2 + 1 < 2 && lx + 1 < W" {
-// TREE: core.when "lx == 0" {
-// TREE-NEXT: core.send {{.*}} on @broadcast_x
+// TREE-DAG: core.channel @broadcast_mid_x
+// TREE: core.when "x <= 1 && (1 - x) % 1 == 0 && ((1 - x) / 1) % 2 == 0 && ((1 - x) / 1) % 2 + 1 < 2 && (1 - x) + 1 < 2" {
+// TREE-NEXT: core.recv @gemv1_partial on @ktree2_x_level0
+// TREE-NOT: combine_relay
+// TREE: core.when "x == 2" {
+// TREE-NEXT: core.send {{.*}} on @ktree2_x_join
+// TREE: core.when "x == 1" {
+// TREE-NEXT: core.recv @gemv1_partial on @ktree2_x_join
+// TREE: core.when "x == 1" {
+// TREE-NEXT: core.send {{.*}} on @broadcast_mid_x
 func.func @main(%x: tensor<1x8xf32>, %w: tensor<8x6xf32>, %v: tensor<6x4xf32>) -> tensor<1x4xf32> {
   %h = tfm.matmul %x, %w : (tensor<1x8xf32>, tensor<8x6xf32>) -> tensor<1x6xf32>
   %y = tfm.matmul %h, %v : (tensor<1x6xf32>, tensor<6x4xf32>) -> tensor<1x4xf32>

@@ -5,10 +5,12 @@
 // RUN: echo '{"base": "wse2", "routes_per_core": 3}' > %t.3.json
 // RUN: not wafer-opt %s --convert-tfm-to-mesh="grid=9x2 target=%t.3.json" --mesh-allocate-routes 2>&1 | FileCheck %s --check-prefix=TIGHT
 
-// With 24 routes the K-tree's levels and broadcast get their own colors
-// (2 + 2 + 1). With 4 they do not fit, so the tree sends hop by hop,
-// relayed in software: two colors towards row 0, two away from it.
-// WIDE: mesh.gemv {{.*}}colors = array<i32: 0, 2, 4>}
+// With 24 routes the K-tree's levels, join and broadcast get their own
+// colors (2 + 1 for the levels of the halves, rows 0-4 and 5-8, one for
+// the join, one for the broadcast from row 4). With 4 they do not fit, so
+// the tree sends hop by hop, relayed in software: two colors towards row
+// 0, two away from it.
+// WIDE: mesh.gemv {{.*}}colors = array<i32: 0, 2, 3, 4>}
 // WIDE-NOT: relayed
 // RELAY: mesh.gemv {{.*}}{allreduce = #mesh.allreduce<ktree, k = 2>, colors = array<i32: 0, 2>, relayed}
 

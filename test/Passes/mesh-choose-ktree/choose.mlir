@@ -5,15 +5,14 @@
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=3" --mesh-choose-ktree | FileCheck %s --check-prefix=SET
 
 // convert-tfm-to-mesh leaves K open; mesh-choose-ktree asks the cost model
-// (rt::chooseKTreeK) per GEMV: over the 16 rows K = 3 for 8 values per
-// core and a binary tree for 2 (the last; each level adds a message's words
-// once), and a binary tree over the 4 columns.
+// (rt::chooseKTreeK) per GEMV: over the 16 rows K = 2 (groups of 3 in each
+// half of 8), over the 4 columns one chain per half of 2.
 // OPEN-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree>}
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
 // CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 4>
-// With 5 routes per core only trees of 2K + 1 <= 5 colors are considered.
-// FEW-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
+// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
+// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
+// With 5 routes per core only trees of 2K + 2 <= 5 colors are considered.
+// FEW-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
 // A K given on the command line is kept.
 // SET-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
 func.func @main(%x: tensor<1x64xf32>, %w1: tensor<64x32xf32>, %w2: tensor<32x48xf32>, %w3: tensor<48x8xf32>) -> tensor<1x8xf32> {

@@ -49,31 +49,45 @@ struct KTreeLevel {
 /// g^k >= n, strides 1, g, g^2, ...; at most k levels, none when n == 1.
 std::vector<KTreeLevel> ktreeLevels(int64_t n, int64_t k);
 
+/// Where the tree of an allreduce over n physical positions is rooted: in
+/// the middle for the K-tree (`centered`), so that its reduction and its
+/// broadcast each cross half the axis (the paper's "N hops" in all); at
+/// position 0 for the pipeline, the paper's baseline. The tree is two
+/// halves, positions root, root - 1, ..., 0 and root + 1, ..., n - 1, each
+/// reduced towards its first position with the same levels; the right
+/// half's root then hands its sum to the root (the join), which multicasts
+/// the result both ways.
+int64_t ktreeRoot(int64_t n, bool centered);
+/// The levels both halves of a tree rooted at `root` use: those of the
+/// larger half.
+std::vector<KTreeLevel> rootedTreeLevels(int64_t n, int64_t root, int64_t k);
+
 /// The cost model `--ktree-k 0` chooses K with: modeled cycles of a K-tree
-/// allreduce (K = 1 is the pipeline) of `values` values per core, `words`
-/// link words, over n ring positions. Each group's chain runs from its last
-/// member to its root; a member forwards once its own group (a level below)
-/// is done and the message has arrived: a send (words on the ramp and link,
+/// allreduce of `values` values per core, `words` link words, over n
+/// positions, rooted as ktreeRoot says. Each group's chain runs from its
+/// last member to its root; a member streams the message on once its own
+/// group (a level below) is done and the message's first word has arrived
+/// (the root: its last word), paying a send (words on the ramp and link,
 /// the ramps at both ends, the physical hops to the previous member), the
-/// receive's software cost (relay cycles) and the add. Then one multicast
-/// crosses the axis. `relayed` (mesh-allocate-routes' fallback): every
-/// message and the broadcast move one ring position at a time, each
-/// position in between receiving and sending it on. It ignores contention,
-/// which the emulator models.
+/// receive's software cost (relay cycles) and the add. Then the join and
+/// one multicast to the farther end. `relayed` (mesh-allocate-routes'
+/// fallback, never centered): every message and the broadcast move one
+/// ring position at a time, each position in between receiving and sending
+/// it on. It ignores contention, which the emulator models.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
-                             const Target &target, bool interleaved,
-                             bool relayed = false);
+                             const Target &target, bool centered,
+                             bool interleaved, bool relayed = false);
 
-/// The K in [1, max(1, ceil(log2 n))] with the fewest modeled cycles (the
-/// smallest K on ties), among those whose tree alone (2K + 1 colors) fits
-/// the target's routes.
+/// The K in [1, max(1, ceil(log2 n))] with the fewest modeled cycles of the
+/// centered K-tree (the smallest K on ties), among those whose tree alone
+/// (2K + 2 colors) fits the target's routes.
 int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
                      double macsPerCycle, const Target &target,
                      bool interleaved);
 
 /// A message path along one axis: from physical index `src` to the cores in
-/// `dsts`, which all lie on the same side of src (a line multicast).
+/// `dsts` (a line multicast, one way or both ways from src).
 struct LinePath {
   int64_t src = 0;
   std::vector<int64_t> dsts;
@@ -82,11 +96,15 @@ struct LinePath {
 /// Paths of a logical ring shift: each position l sends to l - 1 (mod n).
 /// Empty when n == 1.
 std::vector<LinePath> ringShiftPaths(int64_t n, bool interleaved);
-/// Paths of one K-tree level's chains (member l sends to l - stride).
-std::vector<LinePath> ktreeLevelPaths(int64_t n, const KTreeLevel &level,
-                                      bool interleaved);
-/// One multicast from logical position 0 to every other position.
-std::vector<LinePath> broadcastPaths(int64_t n, bool interleaved);
+/// Paths of one level's chains in both halves of a tree over n physical
+/// positions rooted at `root` (ktreeRoot): half position q sends to
+/// q - stride.
+std::vector<LinePath> ktreeLevelPaths(int64_t n, int64_t root,
+                                      const KTreeLevel &level);
+/// The join: root + 1 to root (none when the right half is empty).
+std::vector<LinePath> ktreeJoinPaths(int64_t n, int64_t root);
+/// One multicast from physical position `root` to every other position.
+std::vector<LinePath> broadcastPaths(int64_t n, int64_t root);
 
 /// Paths between consecutive logical positions, l -> l + 1 (forward) or
 /// l + 1 -> l, at most 2 hops apart when interleaved, physical neighbours
