@@ -29,29 +29,32 @@ struct MeshChooseKtreePass
     if (!grid || !target)
       return;
     const rt::TimingModel timing(target.getValue());
+    // The centered tree runs over physical positions, so the placement
+    // (INTERLEAVE) does not matter.
+    std::vector<Operation *> open;
+    std::vector<rt::KTreeUse> uses;
     module.walk([&](Operation *op) {
       std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
       if (!use || !use->allreduce.isOpenKtree())
         return;
-      // The placement mesh-place-interleave chose for the whole module.
       auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-      mesh::LayoutAttr layout = mesh::getLayout(type);
-      bool interleaved = layout && layout.getInterleave();
       rt::DType dtype =
           type.getElementType().isF16() ? rt::DType::F16 : rt::DType::F32;
-      int64_t ring = use->alongX ? grid.getWidth() : grid.getHeight();
       int64_t values = *llvm::max_element(use->messageElements);
-      int64_t k = rt::chooseKTreeK(ring, values,
-                                   rt::TimingModel::words(values, dtype),
-                                   timing.macsPerCycle(dtype),
-                                   timing.target(), interleaved);
-      LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op->getLoc()
-                              << ": ring " << ring << ", " << values
-                              << " values per core -> K = " << k << "\n");
+      open.push_back(op);
+      uses.push_back({use->alongX ? grid.getWidth() : grid.getHeight(), values,
+                      rt::TimingModel::words(values, dtype),
+                      timing.macsPerCycle(dtype)});
+    });
+    if (open.empty())
+      return;
+    int64_t k = rt::chooseKTreeK(uses, timing.target());
+    LLVM_DEBUG(llvm::dbgs()
+               << open.size() << " open K-trees -> K = " << k << "\n");
+    for (Operation *op : open)
       op->setAttr("allreduce",
                   mesh::AllreduceAttr::get(op->getContext(),
                                            mesh::AllreduceAlgorithm::ktree, k));
-    });
   }
 };
 

@@ -128,12 +128,15 @@ def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
   let description = [{
     `convert-tfm-to-mesh --ktree-k 0` leaves the K of each K-tree allreduce
     open (`#mesh.allreduce<ktree>`). This pass closes it once the placement
-    is known (run it after `mesh-place-interleave`): for each GEMV, decode
-    attention and rms_norm with an open K-tree it asks the cost model
-    (`rt::chooseKTreeK`, the target's timing) for the fastest K for the
-    axis it reduces along, the elements each core reduces (the largest of
-    the op's allreduces) and the module's placement, and writes it into the
-    op. Trees whose K is set are left alone. `mesh-allocate-routes`,
+    is known: it asks the cost model (`rt::chooseKTreeK`, the target's
+    timing) for the one K that makes the module's open K-trees (of GEMVs,
+    decode attention and rms_norms: each its axis and the elements each
+    core reduces, the largest of the op's allreduces) fastest in all, among
+    the Ks whose trees on both axes fit the routes, and writes it into every
+    open op. One K, not one per op: trees with equal K along an axis share
+    their colors, while per-op Ks soon exhaust the routes and the trees
+    fall back to relaying (a LLaMA3-8B decode on 660x660 ran 10x slower).
+    Trees whose K is set are left alone. `mesh-allocate-routes`,
     `mesh-check-memory` and `convert-mesh-to-core` refuse an open K.
 
     Before (a 64-row column, identity placement):

@@ -119,9 +119,10 @@ public:
     FlatDefects defects = flattenDefects(t);
     auto target = fb::CreateTarget(
         b, b.CreateString(t.name), t.fabricWidth, t.fabricHeight, t.clockHz,
-        t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles,
-        t.relayCycles, t.linkWordsPerCycle, macs, t.sendIssueCycles,
-        optionalVector(defects.cores), optionalVector(defects.links));
+        t.sramBytes, t.routesPerCore, t.hopCycles, t.rampCycles, t.relayCycles,
+        t.linkWordsPerCycle, macs, t.sendIssueCycles,
+        optionalVector(defects.cores), optionalVector(defects.links),
+        t.memoryCyclesPerOp);
 
     std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
     for (const Buffer &buf : p.buffers)
@@ -254,6 +255,7 @@ public:
       p.target.relayCycles = t->relay_cycles();
       p.target.linkWordsPerCycle = t->link_words_per_cycle();
       p.target.sendIssueCycles = t->send_issue_cycles();
+      p.target.memoryCyclesPerOp = t->memory_cycles_per_op();
       if (const fb::MacsPerCycle *m = t->macs_per_cycle()) {
         p.target.macsPerCycleF32 = m->f32();
         p.target.macsPerCycleF16 = m->f16();

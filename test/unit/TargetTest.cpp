@@ -1,6 +1,7 @@
 //===- TargetTest.cpp - Presets and JSON targets --------------------------===//
 #include "wafer/Runtime/Target.h"
 #include "wafer/Runtime/Bundle.h"
+#include "wafer/Runtime/TimingModel.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -29,8 +30,34 @@ TEST(Target, Presets) {
   EXPECT_EQ(w3.macsPerCycleF16AccF32, 4);
   EXPECT_EQ(w3.clockHz, 1.1e9);
   EXPECT_EQ(errorOf(validateTarget(w2)), "");
-  EXPECT_EQ(errorOf(getPresetTarget("wse9")),
-            "unknown target preset 'wse9' (known: wse2, wse3)");
+  EXPECT_EQ(
+      errorOf(getPresetTarget("wse9")),
+      "unknown target preset 'wse9' (known: wse2, wse2-calibrated, wse3)");
+}
+
+TEST(Target, CalibratedPresetIsWse2WithMemoryCycles) {
+  Target w2 = llvm::cantFail(getPresetTarget("wse2"));
+  Target cal = llvm::cantFail(getPresetTarget("wse2-calibrated"));
+  EXPECT_EQ(w2.memoryCyclesPerOp, 0);
+  EXPECT_GT(cal.memoryCyclesPerOp, 0);
+  // Every other field is wse2's.
+  cal.memoryCyclesPerOp = 0;
+  cal.name = w2.name;
+  EXPECT_EQ(targetToJSON(cal), targetToJSON(w2));
+}
+
+TEST(Target, MemoryCyclesSlowKernels) {
+  Target t = llvm::cantFail(getPresetTarget("wse2"));
+  // Fully overlapped: the SIMD rate, 4 f16 MACs a cycle.
+  EXPECT_EQ(TimingModel(t).kernelCycles(100, DType::F16), 25);
+  EXPECT_EQ(TimingModel(t).kernelCycles(100, DType::F32), 100);
+  // A quarter cycle of memory access per MAC halves the f16 rate.
+  t.memoryCyclesPerOp = 0.25;
+  EXPECT_DOUBLE_EQ(TimingModel(t).macsPerCycle(DType::F16), 2);
+  EXPECT_EQ(TimingModel(t).kernelCycles(100, DType::F16), 50);
+  EXPECT_EQ(TimingModel(t).kernelCycles(100, DType::F32), 125);
+  // Partial cycles round up per kernel.
+  EXPECT_EQ(TimingModel(t).kernelCycles(3, DType::F16), 2);
 }
 
 TEST(Target, JsonRoundTrip) {

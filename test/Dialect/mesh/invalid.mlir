@@ -55,7 +55,7 @@ module attributes {mesh.target = #mesh.target<base = "wse2", colour = 3>} {
 
 // -----
 
-// expected-error @+1 {{unknown target preset 'wse9' (known: wse2, wse3)}}
+// expected-error @+1 {{unknown target preset 'wse9' (known: wse2, wse2-calibrated, wse3)}}
 module attributes {mesh.target = #mesh.target<base = "wse9">} {
 }
 

@@ -1,7 +1,7 @@
 // RUN: wafer-opt %s | FileCheck %s
 // RUN: wafer-opt %s | wafer-opt | FileCheck %s
 
-// CHECK: module attributes {mesh.grid = #mesh.grid<5x7>, mesh.target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1.100000e+09, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, send_issue_cycles = 1, link_words_per_cycle = 1, macs_per_cycle.f32 = 1.000000e+00, macs_per_cycle.f16 = 4.000000e+00, macs_per_cycle.f16_f32 = 2.000000e+00>}
+// CHECK: module attributes {mesh.grid = #mesh.grid<5x7>, mesh.target = #mesh.target<name = "wse2", fabric_width = 750, fabric_height = 994, clock_hz = 1.100000e+09, sram_bytes = 49152, routes_per_core = 24, hop_cycles = 1, ramp_cycles = 2, relay_cycles = 5, send_issue_cycles = 1, link_words_per_cycle = 1, macs_per_cycle.f32 = 1.000000e+00, macs_per_cycle.f16 = 4.000000e+00, macs_per_cycle.f16_f32 = 2.000000e+00, memory_cycles_per_op = 0.000000e+00>}
 module attributes {mesh.grid = #mesh.grid<5x7>,
     mesh.target = #mesh.target<base = "wse2">} {
   func.func @main(%x: tensor<37x50xf32>, %v: tensor<1x50xf32>) -> (tensor<37x29xf32>, tensor<1x29xf32>) {

@@ -5,13 +5,13 @@
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=3" --mesh-choose-ktree | FileCheck %s --check-prefix=SET
 
 // convert-tfm-to-mesh leaves K open; mesh-choose-ktree asks the cost model
-// (rt::chooseKTreeK) per GEMV: over the 16 rows K = 2 (groups of 3 in each
-// half of 8), over the 4 columns one chain per half of 2.
+// (rt::chooseKTreeK) for one K for all three GEMVs: K = 2 (groups of 3 in
+// each half of the 16 rows) is fastest for the two column trees, and the
+// 4-column tree, whose halves are one chain of 2 at any K, does not move it.
 // OPEN-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree>}
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
-// CHECK: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
-// With 5 routes per core only trees of 2K + 2 <= 5 colors are considered.
+// CHECK-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
+// With 5 routes per core no K fits both axes' trees (2 (2K + 2) colors):
+// K = 1, the shallowest, which mesh-allocate-routes then relays.
 // FEW-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
 // A K given on the command line is kept.
 // SET-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>

@@ -79,12 +79,20 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              const Target &target, bool centered,
                              bool interleaved, bool relayed = false);
 
-/// The K in [1, max(1, ceil(log2 n))] with the fewest modeled cycles of the
-/// centered K-tree (the smallest K on ties), among those whose tree alone
-/// (2K + 2 colors) fits the target's routes.
-int64_t chooseKTreeK(int64_t n, int64_t values, int64_t words,
-                     double macsPerCycle, const Target &target,
-                     bool interleaved);
+/// One allreduce whose K is open: its axis extent and what each core
+/// reduces.
+struct KTreeUse {
+  int64_t n = 1, values = 0, words = 0;
+  double macsPerCycle = 1;
+};
+
+/// The one K for all of a module's open K-trees: the K in [1, max(1,
+/// ceil(log2 n))] (n the largest extent) with the fewest modeled cycles of
+/// the centered trees added up (the smallest K on ties), among those whose
+/// trees on both axes (2 (2K + 2) colors) fit the target's routes. One K,
+/// so that the trees along an axis share their colors: per-op Ks give each
+/// op its own and soon exhaust the routes.
+int64_t chooseKTreeK(const std::vector<KTreeUse> &uses, const Target &target);
 
 /// A message path along one axis: from physical index `src` to the cores in
 /// `dsts` (a line multicast, one way or both ways from src).

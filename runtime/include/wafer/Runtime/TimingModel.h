@@ -32,8 +32,13 @@ public:
   int64_t kernelCycles(int64_t work, DType dtype) const {
     return kernelCycles(work, macsPerCycle(dtype));
   }
+  /// The rate kernels run at: the SIMD rate, slowed by the memory access
+  /// the core cannot overlap with it (memory_cycles_per_op per operation).
   double macsPerCycle(DType dtype) const {
-    return dtype == DType::F16 ? t.macsPerCycleF16 : t.macsPerCycleF32;
+    double simd = dtype == DType::F16 ? t.macsPerCycleF16 : t.macsPerCycleF32;
+    if (t.memoryCyclesPerOp == 0)
+      return simd; // exactly, so that whole kernels stay whole cycles
+    return 1.0 / (1.0 / simd + t.memoryCyclesPerOp);
   }
 
   /// 32-bit link words `elements` values of `dtype` take (two f16 a word).
