@@ -177,6 +177,22 @@ void collapseBroadcast(eval::Tensor &cos, eval::Tensor &sin) {
   }
 }
 
+/// The pair checks of a rotation's tables (both members of a pair share
+/// the angle, cos^2 + sin^2 = 1).
+bool isRotationTable(const raise::Rotation &r,
+                     llvm::function_ref<int64_t(int64_t)> partner) {
+  int64_t w = r.cos.shape.back();
+  for (int64_t e = 0; e < r.cos.size(); ++e) {
+    int64_t p = e - e % w + partner(e % w);
+    double c = r.cos.data[e], s = r.sin.data[e];
+    if (std::abs(c - r.cos.data[p]) > 1e-6 ||
+        std::abs(s - r.sin.data[p]) > 1e-6 ||
+        std::abs(c * c + s * s - 1.0) > 1e-3)
+      return false;
+  }
+  return true;
+}
+
 /// The rotation the linear map `f` is, pairing the last axis (width `w`)
 /// by halves or by adjacent elements.
 std::optional<raise::Rotation>
@@ -206,14 +222,8 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
     double other = (lead ? b : a)->data[e];
     r.sin.data[e] = lead ? -other : other;
   }
-  for (int64_t e = 0; e < leading.size(); ++e) {
-    int64_t p = e - e % w + partner(e % w);
-    double c = r.cos.data[e], s = r.sin.data[e];
-    if (std::abs(c - r.cos.data[p]) > 1e-6 ||
-        std::abs(s - r.sin.data[p]) > 1e-6 ||
-        std::abs(c * c + s * s - 1.0) > 1e-3)
-      return std::nullopt;
-  }
+  if (!isRotationTable(r, partner))
+    return std::nullopt;
   // Linear maps agreeing on the basis agree everywhere; a pseudo-random
   // input catches anything else (a product of the input with itself,
   // elements mixed across pairs).
@@ -236,13 +246,107 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
   return r;
 }
 
+/// `v` = slice(x) over [lo, hi) of the last axis, whole along the others.
+bool isLastAxisSlice(Value v, Value x, int64_t lo, int64_t hi) {
+  auto slice = v.getDefiningOp<tfm::SliceOp>();
+  if (!slice || slice.getInput() != x)
+    return false;
+  ArrayRef<int64_t> shape = raise::shapeOf(x);
+  size_t last = shape.size() - 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (slice.getSteps()[d] != 1 ||
+        slice.getStarts()[d] != (d == last ? lo : 0) ||
+        slice.getEnds()[d] != (d == last ? hi : shape[d]))
+      return false;
+  return true;
+}
+
+/// A constant table broadcast to a rank-`rank` value whose last axis is
+/// `w` wide: prefixed with unit dimensions; empty unless its last axis is
+/// `w` and every other dimension is 1 or `shape`'s.
+std::optional<eval::Tensor> broadcastTable(Value v, ArrayRef<int64_t> shape) {
+  std::optional<eval::Tensor> t = raise::constantValue(v);
+  if (!t || t->rank() == 0 || t->rank() > int64_t(shape.size()) ||
+      t->shape.back() != shape.back())
+    return std::nullopt;
+  std::vector<int64_t> full(shape.size() - t->rank(), 1);
+  llvm::append_range(full, t->shape);
+  for (size_t d = 0; d < full.size(); ++d)
+    if (full[d] != 1 && full[d] != shape[d])
+      return std::nullopt;
+  return eval::reshape(*t, full);
+}
+
+/// The rotate-half rotation written as PyTorch exports LLaMA's
+/// `q * cos + rotate_half(q) * sin`, with rotate_half = cat(-x[.., D/2:],
+/// x[.., :D/2]) and constant tables, recognised by its ops rather than
+/// probed: the probe evaluates the subgraph on whole tensors, too slow for
+/// long prompts (a 4096-token LLaMA3-8B query is 2^24 values), while the
+/// tables here are checked at their own, broadcast size.
+std::optional<raise::Rotation> rotateHalfOf(Value root) {
+  auto add = root.getDefiningOp<tfm::AddOp>();
+  if (!add)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = raise::shapeOf(root);
+  int64_t w = shape.back(), half = w / 2;
+  // (a value, a constant) of a product, either way round.
+  auto factors = [](Value v) -> std::optional<std::pair<Value, Value>> {
+    auto mul = v.getDefiningOp<tfm::MulOp>();
+    if (!mul)
+      return std::nullopt;
+    Value a = mul.getLhs(), b = mul.getRhs();
+    if (a.getDefiningOp<tfm::ConstantOp>())
+      std::swap(a, b);
+    if (!b.getDefiningOp<tfm::ConstantOp>())
+      return std::nullopt;
+    return std::make_pair(a, b);
+  };
+  for (auto [direct, rotated] : {std::make_pair(add.getLhs(), add.getRhs()),
+                                 std::make_pair(add.getRhs(), add.getLhs())}) {
+    auto cosTerm = factors(direct), sinTerm = factors(rotated);
+    if (!cosTerm || !sinTerm)
+      continue;
+    Value x = cosTerm->first;
+    if (raise::shapeOf(x) != shape)
+      continue;
+    auto concat = sinTerm->first.getDefiningOp<tfm::ConcatOp>();
+    if (!concat || concat.getInputs().size() != 2 ||
+        concat.getAxis() != int64_t(shape.size()) - 1)
+      continue;
+    auto neg = concat.getInputs()[0].getDefiningOp<tfm::NegOp>();
+    if (!neg || !isLastAxisSlice(neg.getInput(), x, half, w) ||
+        !isLastAxisSlice(concat.getInputs()[1], x, 0, half))
+      continue;
+    std::optional<eval::Tensor> cos = broadcastTable(cosTerm->second, shape);
+    std::optional<eval::Tensor> sin = broadcastTable(sinTerm->second, shape);
+    if (!cos || !sin || cos->shape != sin->shape)
+      continue;
+    raise::Rotation r{x, std::move(*cos), std::move(*sin), false};
+    if (!isRotationTable(r, [&](int64_t i) {
+          return i < half ? i + half : i - half;
+        }))
+      continue;
+    return r;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<raise::Rotation> raise::matchRotation(Value root, int maxOps) {
   auto type = dyn_cast<RankedTensorType>(root.getType());
   if (!type || !type.getElementType().isF32() || type.getRank() == 0 ||
       !type.hasStaticShape() || type.getShape().back() < 2 ||
-      type.getShape().back() % 2 != 0 || type.getNumElements() > (1 << 22))
+      type.getShape().back() % 2 != 0)
+    return std::nullopt;
+  if (std::optional<raise::Rotation> r = rotateHalfOf(root)) {
+    collapseBroadcast(r->cos, r->sin);
+    LLVM_DEBUG(llvm::dbgs() << "rotate-half by its ops at " << root.getLoc()
+                            << "\n");
+    return r;
+  }
+  // Probing evaluates the subgraph on whole tensors a few times.
+  if (type.getNumElements() > (1 << 22))
     return std::nullopt;
   for (Value x : linearCone(root, maxOps)) {
     auto f = [&](const eval::Tensor &in) {

@@ -59,7 +59,10 @@ struct Rotation {
 /// a rotation of each pair of the last axis (halves or adjacent pairs) by a
 /// per-element angle (cos^2 + sin^2 = 1, the same for both members of a
 /// pair; all zero at position 0 of a one-token prompt). Recognises the
-/// meaning, not an op sequence.
+/// meaning, not an op sequence; up to 2^22 values, since probing evaluates
+/// the subgraph on whole tensors. PyTorch's export of LLaMA's rotate-half
+/// (`x * cos + cat(-x[.., D/2:], x[.., :D/2]) * sin`, constant tables) is
+/// recognised by its ops first, at any size.
 std::optional<Rotation> matchRotation(mlir::Value root, int maxOps = 64);
 
 } // namespace wafer::raise
