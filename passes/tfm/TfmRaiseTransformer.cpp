@@ -18,6 +18,10 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 
+#include <array>
+#include <map>
+#include <tuple>
+
 #define DEBUG_TYPE "tfm-raise-transformer"
 
 namespace wafer {
@@ -350,7 +354,39 @@ bool isCausal(const eval::Tensor &mask, ArrayRef<int64_t> scores,
   return true;
 }
 
-LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
+/// What isCausal answered, per mask attribute, scores shape and reading of
+/// the mask's values: the layers of a model add the same mask, which for a
+/// 4096-token prompt is 2^24 values (32 times over in LLaMA3-8B). Held by
+/// one pass run's pattern, so the uniqued attributes outlive it.
+class CausalMasks {
+public:
+  /// isCausal(mask's value, scores, masked), computed once per key.
+  bool isCausal(Attribute mask, ArrayRef<int64_t> scores, int reading,
+                llvm::function_ref<std::optional<bool>(double)> masked) {
+    Key key{mask.getAsOpaquePointer(), reading, {}};
+    llvm::copy(scores, key.scores.begin());
+    auto [it, inserted] = known.try_emplace(key, false);
+    if (inserted)
+      it->second = ::isCausal(eval::tensorFromAttr(cast<ElementsAttr>(mask)),
+                              scores, masked);
+    return it->second;
+  }
+
+private:
+  struct Key {
+    const void *mask;
+    int reading;
+    std::array<int64_t, 4> scores;
+    bool operator<(const Key &o) const {
+      return std::tie(mask, reading, scores) <
+             std::tie(o.mask, o.reading, o.scores);
+    }
+  };
+  std::map<Key, bool> known;
+};
+
+LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b,
+                             CausalMasks &masks) {
   auto softmax = output.getLhs().getDefiningOp<tfm::SoftmaxOp>();
   if (!softmax || !softmax->hasOneUse())
     return failure();
@@ -361,16 +397,17 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
   bool causal = scores[2] == 1; // one query sees every key
   bool masked = false;
   for (auto [x, m] : operandOrders<tfm::AddOp>(s)) {
-    std::optional<eval::Tensor> mask = constantValue(m);
+    auto mask = m.getDefiningOp<tfm::ConstantOp>();
     if (!mask || x.getType() != s.getType())
       continue;
-    if (!isCausal(*mask, scores, [](double v) -> std::optional<bool> {
-          if (v == 0)
-            return false;
-          if (v <= kMaskedScore)
-            return true;
-          return std::nullopt;
-        }))
+    if (!masks.isCausal(mask.getValue(), scores, /*reading=*/0,
+                        [](double v) -> std::optional<bool> {
+                          if (v == 0)
+                            return false;
+                          if (v <= kMaskedScore)
+                            return true;
+                          return std::nullopt;
+                        }))
       return failure();
     s = x;
     causal = masked = true;
@@ -378,16 +415,17 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
   }
   if (!masked)
     if (auto where = s.getDefiningOp<tfm::WhereOp>()) {
-      std::optional<eval::Tensor> cond = constantValue(where.getCondition());
+      auto cond = where.getCondition().getDefiningOp<tfm::ConstantOp>();
       std::optional<double> lhs = scalarConstant(where.getLhs());
       std::optional<double> rhs = scalarConstant(where.getRhs());
       bool fillLeft = lhs && *lhs <= kMaskedScore;
       bool fillRight = !fillLeft && rhs && *rhs <= kMaskedScore;
       if (!cond || (!fillLeft && !fillRight))
         return failure();
-      if (!isCausal(*cond, scores, [&](double v) -> std::optional<bool> {
-            return fillLeft ? v != 0 : v == 0;
-          }))
+      if (!masks.isCausal(cond.getValue(), scores, /*reading=*/fillLeft ? 1 : 2,
+                          [&](double v) -> std::optional<bool> {
+                            return fillLeft ? v != 0 : v == 0;
+                          }))
         return failure();
       s = fillLeft ? where.getRhs() : where.getLhs();
       if (s.getType() != where.getType())
@@ -460,6 +498,19 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b) {
   return raised(b, output, attention);
 }
 
+/// raiseAttention with the masks it has checked.
+struct RaiseAttentionPattern : OpRewritePattern<tfm::MatMulOp> {
+  explicit RaiseAttentionPattern(MLIRContext *context)
+      : OpRewritePattern<tfm::MatMulOp>(context) {
+    setDebugName("attention");
+  }
+  LogicalResult matchAndRewrite(tfm::MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    return raiseAttention(op, rewriter, masks);
+  }
+  mutable CausalMasks masks;
+};
+
 struct TfmRaiseTransformerPass
     : public wafer::impl::TfmRaiseTransformerBase<TfmRaiseTransformerPass> {
   void runOnOperation() override {
@@ -477,8 +528,7 @@ void wafer::populateTfmRaiseTransformerPatterns(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<RaisePattern<tfm::GatherOp>>(context, raiseEmbed, "embed");
   patterns.add<RaisePattern<tfm::MatMulOp>>(context, raiseLinear, "linear");
-  patterns.add<RaisePattern<tfm::MatMulOp>>(context, raiseAttention,
-                                            "attention");
+  patterns.add<RaiseAttentionPattern>(context);
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseRmsNorm, "rms_norm");
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSwiglu, "swiglu");
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSilu, "silu");
