@@ -185,9 +185,10 @@ bool isRotationTable(const raise::Rotation &r,
   for (int64_t e = 0; e < r.cos.size(); ++e) {
     int64_t p = e - e % w + partner(e % w);
     double c = r.cos.data[e], s = r.sin.data[e];
-    if (std::abs(c - r.cos.data[p]) > 1e-6 ||
-        std::abs(s - r.sin.data[p]) > 1e-6 ||
-        std::abs(c * c + s * s - 1.0) > 1e-3)
+    // Negated comparisons, so that NaN tables fail.
+    if (!(std::abs(c - r.cos.data[p]) <= 1e-6) ||
+        !(std::abs(s - r.sin.data[p]) <= 1e-6) ||
+        !(std::abs(c * c + s * s - 1.0) <= 1e-3))
       return false;
   }
   return true;

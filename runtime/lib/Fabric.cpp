@@ -106,9 +106,12 @@ int64_t reduceChains(std::vector<int64_t> &ready,
           time = std::max(ready[l], arrival) + timing.receiveCycles() + add;
           continue;
         }
-        // It sends once its receive's handling follows the first word.
-        int64_t firstWord = arrival - timing.occupancy(words) + 1;
-        time = std::max(ready[l], firstWord) + timing.receiveCycles();
+        // It sends once its receive's handling follows the first word, its
+        // last word leaving when the combine has made it.
+        int64_t occupancy = timing.occupancy(words);
+        int64_t firstWord = arrival - occupancy + 1;
+        time = std::max(ready[l], firstWord) + timing.receiveCycles() +
+               std::max<int64_t>(0, add - occupancy);
       }
       ready[first] = time;
     }

@@ -249,6 +249,20 @@ TEST(Emulator, CombineRelayStreamsTheChain) {
   }
 }
 
+TEST(Emulator, SlowCombineHoldsTheStreamedSendBack) {
+  // One memory cycle per add halves the rate: a 4-value add takes 8 cycles
+  // against the message's 4 words on the link.
+  for (bool streamed : {true, false}) {
+    Program p = chainProgram(streamed);
+    p.target.memoryCyclesPerOp = 1;
+    RunResult r = run(p, iotaInput("x", {12}));
+    // Streamed, core 1's send waits until its last word can follow the
+    // combine: 11 + (8 - 4) = 15, so core 0's arrival is 24, its receive
+    // 29 and its add 37. Stored and forwarded: 36 + 4 + 4 slower adds.
+    EXPECT_EQ(r.stats.cycles, streamed ? 37 : 44) << streamed;
+  }
+}
+
 TEST(Emulator, DeadlockIsReportedNotHung) {
   Program p = relayProgram();
   p.roles[0].body.clear(); // nobody sends

@@ -23,8 +23,8 @@ same grids; the figures are plots the paper's text does not tabulate, so
 these rows have no paper column),
 Table 4 (decode with a 4096-token context on 420x420, 540x540, 660x660 of
 LLaMA3-8B, LLaMA2-13B, CodeLLaMA-34B and QWen2-72B: the exporter's shapes,
-QWen2 with q/k/v biases) and Table 3 (LLaMA3-8B prefill of 4096 tokens on
-480x480, 600x600, 720x720), f16 on the wse2 target, each in the analytic
+QWen2 with q/k/v biases) and Table 3 (prefill of 4096 tokens on 480x480,
+600x600, 720x720, the same models), f16 on the wse2 target, each in the analytic
 mode (the ops' estimates, within 5% of the timing mode on the e2e suite).
 The LLaMA graphs come from the exporter with zero weights (neither mode
 reads them). A decode runs with every layer resident where its f16
@@ -32,7 +32,7 @@ weights spread over the grid fit the SRAM and the plan fits; otherwise,
 and for prefill, with `--layers 1`: one decoder layer resident, the
 model's time extrapolated from it, as the paper did for its larger models
 (a column says which). A configuration that does not compile records its
-one-line error. Writes OUT/paper_tables.json and OUT/paper_tables.md.
+one-line error. Writes OUT/paper_tables.json, .md and .png.
 """
 import argparse
 import json
@@ -64,6 +64,13 @@ TABLE4 = {
 TABLE3 = {
     ("llama3-8b", "LLaMA3-8B"): {"480x480": 20320.6, "600x600": 25037.2,
                                  "720x720": 27686.5},
+    ("llama2-13b", "LLaMA2-13B"): {"480x480": 13685.1, "600x600": 16854.2,
+                                   "720x720": 17498.3},
+    ("codellama-34b", "CodeLLaMA-34B"): {"480x480": 5471.4,
+                                         "600x600": 7540.1,
+                                         "720x720": 8526},
+    ("qwen2-72b", "QWen2-72B"): {"480x480": 2785.2, "600x600": 3775.5,
+                                 "720x720": 4421.6},
 }
 SRAM_BYTES = 49152  # per core on wse2
 
@@ -247,6 +254,47 @@ def cell(result, unit, paper):
     return value, ratio
 
 
+def plot(rows, path):
+    """Tables 3 and 4 (tokens/s: paper, wse2, calibrated per model and
+    grid) and Figures 9 and 10 (ms against the grid per algorithm)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    for ax, table in ((axes[0][0], "3"), (axes[0][1], "4")):
+        picked = [r for r in rows if r["table"] == table]
+        labels = [f"{r['what'].split()[0]}\n{r['grid']}" for r in picked]
+        for offset, (name, values) in enumerate((
+                ("paper", [r["paper"] for r in picked]),
+                ("wse2", [r["wse2"].get("model", 0) for r in picked]),
+                ("wse2-calibrated",
+                 [r["calibrated"].get("model", 0) for r in picked]))):
+            ax.bar([i + (offset - 1) * 0.27 for i in range(len(picked))],
+                   values, width=0.27, label=name)
+        ax.set_xticks(range(len(picked)), labels, fontsize=6, rotation=60)
+        ax.set_yscale("log")
+        ax.set_ylabel("tokens/s per request")
+        ax.set_title(f"Table {table} ({'prefill, 4096 tokens' if table == '3' else 'decode, 4K context'}; 0 = does not fit)",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+    for ax, figure in ((axes[1][0], "Figure 9"), (axes[1][1], "Figure 10")):
+        lines = {}
+        for r in rows:
+            if r["table"] == figure and "model" in r["calibrated"]:
+                side = int(r["grid"].split("x")[0])
+                lines.setdefault(r["what"], []).append(
+                    (side, r["calibrated"]["model"]))
+        for what, points in lines.items():
+            ax.plot(*zip(*points), marker="o", label=what)
+        ax.set_yscale("log")
+        ax.set_xlabel("grid side (cores)")
+        ax.set_ylabel("ms (wse2-calibrated)")
+        ax.set_title(figure, fontsize=9)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
@@ -349,6 +397,7 @@ def main():
                      f"{paper} | {plain} | {plain_ratio} | {fitted} | "
                      f"{fitted_ratio} | {r['role']} | {mode} | "
                      f"{r['wall_s']:.1f} |")
+    plot(rows, os.path.join(args.out, "paper_tables.png"))
     with open(os.path.join(args.out, "paper_tables.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -418,6 +418,18 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     break;
   }
   case Step::Send: {
+    if (op.streamed) {
+      // The words leave as the combine makes them: a combine slower than
+      // the link holds the send back until its last word can follow.
+      const Buffer &buffer = p.buffers[op.out];
+      int64_t leaves = c.streamEnd - timing.occupancy(TimingModel::words(
+                                         buffer.elements, buffer.dtype));
+      if (leaves > c.time) {
+        span(id, c, TracePhase::Receive, c.time, leaves);
+        c.busyTotal += leaves - c.time;
+        c.time = leaves;
+      }
+    }
     if (c.time > batchTime)
       return false;
     int32_t color = network.channelColor(id, op.channel, /*send=*/true);

@@ -56,3 +56,21 @@ func.func @swapped_halves(%x: tensor<1x64x1024x128xf32>) -> tensor<1x64x1024x128
   %y = tfm.add %a, %b : (tensor<1x64x1024x128xf32>, tensor<1x64x1024x128xf32>) -> tensor<1x64x1024x128xf32>
   return %y : tensor<1x64x1024x128xf32>
 }
+
+// The rotated halves taken from another value than the one multiplied by
+// cos: no rotation of one value.
+// CHECK-LABEL: func.func @two_values
+// CHECK-NOT: tfm.rope
+// CHECK: tfm.concat
+func.func @two_values(%x: tensor<1x64x1024x128xf32>, %z: tensor<1x64x1024x128xf32>) -> tensor<1x64x1024x128xf32> {
+  %cos = tfm.constant dense<0.6> : tensor<1x1x1024x128xf32>
+  %sin = tfm.constant dense<0.8> : tensor<1x1x1024x128xf32>
+  %a = tfm.mul %x, %cos : (tensor<1x64x1024x128xf32>, tensor<1x1x1024x128xf32>) -> tensor<1x64x1024x128xf32>
+  %lo = tfm.slice %z starts [0, 0, 0, 0] ends [1, 64, 1024, 64] steps [1, 1, 1, 1] : tensor<1x64x1024x128xf32> -> tensor<1x64x1024x64xf32>
+  %hi = tfm.slice %z starts [0, 0, 0, 64] ends [1, 64, 1024, 128] steps [1, 1, 1, 1] : tensor<1x64x1024x128xf32> -> tensor<1x64x1024x64xf32>
+  %n = tfm.neg %hi : tensor<1x64x1024x64xf32>
+  %r = tfm.concat %n, %lo {axis = 3 : i64} : (tensor<1x64x1024x64xf32>, tensor<1x64x1024x64xf32>) -> tensor<1x64x1024x128xf32>
+  %b = tfm.mul %r, %sin : (tensor<1x64x1024x128xf32>, tensor<1x1x1024x128xf32>) -> tensor<1x64x1024x128xf32>
+  %y = tfm.add %a, %b : (tensor<1x64x1024x128xf32>, tensor<1x64x1024x128xf32>) -> tensor<1x64x1024x128xf32>
+  return %y : tensor<1x64x1024x128xf32>
+}

@@ -91,7 +91,9 @@ struct KTreeUse {
 /// the centered trees added up (the smallest K on ties), among those whose
 /// trees on both axes (2 (2K + 2) colors) fit the target's routes. One K,
 /// so that the trees along an axis share their colors: per-op Ks give each
-/// op its own and soon exhaust the routes.
+/// op its own and soon exhaust the routes. Counting both axes is
+/// conservative for a module whose trees all run along one; when no K
+/// fits, K = 1, which mesh-allocate-routes then relays.
 int64_t chooseKTreeK(const std::vector<KTreeUse> &uses, const Target &target);
 
 /// A message path along one axis: from physical index `src` to the cores in
