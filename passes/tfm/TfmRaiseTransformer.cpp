@@ -278,12 +278,47 @@ struct KvSource {
   bool swapped = false;
 };
 
+/// The KV heads `full` repeats as PyTorch exports repeat_kv: reshape
+/// [B, KVH, T, D] -> [B, KVH, 1, T, D], expand to [B, KVH, G, T, D],
+/// reshape to [B, KVH * G, T, D], so that head h is head h / G of the
+/// source. Recognised by its ops: probing evaluates the whole keys, 2^24
+/// values and more per layer at a 4096-token context.
+std::optional<Value> repeatedKvHeads(Value full) {
+  auto merge = full.getDefiningOp<tfm::ReshapeOp>();
+  auto expand = merge ? merge.getInput().getDefiningOp<tfm::ExpandOp>()
+                      : tfm::ExpandOp();
+  auto split = expand ? expand.getInput().getDefiningOp<tfm::ReshapeOp>()
+                      : tfm::ReshapeOp();
+  if (!split)
+    return std::nullopt;
+  Value source = split.getInput();
+  ArrayRef<int64_t> in = shapeOf(source), unit = shapeOf(split.getResult()),
+                    repeated = shapeOf(expand.getResult()),
+                    out = shapeOf(full);
+  if (in.size() != 4 || out.size() != 4)
+    return std::nullopt;
+  int64_t b = in[0], heads = in[1], t = in[2], d = in[3];
+  int64_t group = repeated.size() == 5 ? repeated[2] : 0;
+  if (ArrayRef<int64_t>(unit) != ArrayRef<int64_t>{b, heads, 1, t, d} ||
+      ArrayRef<int64_t>(repeated) !=
+          ArrayRef<int64_t>{b, heads, group, t, d} ||
+      ArrayRef<int64_t>(out) != ArrayRef<int64_t>{b, heads * group, t, d})
+    return std::nullopt;
+  return source;
+}
+
 KvSource findKvSource(Value full) {
   ArrayRef<int64_t> shape = shapeOf(full);
   KvSource best{full};
   int64_t bestHeads = shape[1], length = shape[2], width = shape[3];
+  if (std::optional<Value> source = repeatedKvHeads(full)) {
+    best.value = *source;
+    bestHeads = shapeOf(*source)[1];
+  }
   SmallVector<Value> chain = dataMovementChain(full);
   for (Value candidate : llvm::drop_begin(chain)) {
+    if (candidate == best.value)
+      continue;
     ArrayRef<int64_t> c = shapeOf(candidate);
     if (c.size() != 4)
       continue;

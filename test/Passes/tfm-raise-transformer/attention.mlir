@@ -46,3 +46,26 @@ func.func @not_causal(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tens
   %o = tfm.matmul %p, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
   return %o : tensor<1x4x3x8xf32>
 }
+
+// Heads tiled rather than repeated (the unit dimension before the KV heads:
+// head h is KV head h % 2, not h / 2) is no GQA: the keys and values are
+// four heads of their own.
+// CHECK-LABEL: func.func @tiled_heads
+// CHECK: tfm.attention %arg0, %{{.*}}, %{{.*}} {causal, num_heads = 4 : i64, num_kv_heads = 4 : i64
+func.func @tiled_heads(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32> {
+  %mask = tfm.constant dense<[[0.0, -3.4e+38, -3.4e+38], [0.0, 0.0, -3.4e+38], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %c = tfm.constant dense<2.828427> : tensor<f32>
+  %k5 = tfm.reshape %k : tensor<1x2x3x8xf32> -> tensor<1x1x2x3x8xf32>
+  %ke = tfm.expand %k5 : tensor<1x1x2x3x8xf32> -> tensor<1x2x2x3x8xf32>
+  %kr = tfm.reshape %ke : tensor<1x2x2x3x8xf32> -> tensor<1x4x3x8xf32>
+  %v5 = tfm.reshape %v : tensor<1x2x3x8xf32> -> tensor<1x1x2x3x8xf32>
+  %ve = tfm.expand %v5 : tensor<1x1x2x3x8xf32> -> tensor<1x2x2x3x8xf32>
+  %vr = tfm.reshape %ve : tensor<1x2x2x3x8xf32> -> tensor<1x4x3x8xf32>
+  %kt = tfm.transpose %kr [0, 1, 3, 2] : tensor<1x4x3x8xf32> -> tensor<1x4x8x3xf32>
+  %s = tfm.matmul %q, %kt : (tensor<1x4x3x8xf32>, tensor<1x4x8x3xf32>) -> tensor<1x4x3x3xf32>
+  %d = tfm.div %s, %c : (tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
+  %m = tfm.add %d, %mask : (tensor<1x4x3x3xf32>, tensor<3x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = tfm.softmax %m {axis = 3 : i64} : tensor<1x4x3x3xf32>
+  %o = tfm.matmul %p, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
+  return %o : tensor<1x4x3x8xf32>
+}
