@@ -456,6 +456,8 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
     bundle = w("tiny.wafb")
     subprocess.run([tr, "--emit-bundle", core, "-o", bundle], check=True)
     base = [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode]
+    with open(w("small-sram.json"), "w") as f:
+        json.dump({"base": "wse2", "sram_bytes": 2048}, f)
     for name, extra, words in [
             ("ktree_negative", ["--ktree-k", "-7"], "--ktree-k"),
             ("ktree_max", ["--ktree-k", "9223372036854775807"], "--ktree-k"),
@@ -471,7 +473,16 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("grid_text", ["--grid", "big"], "'big'"),
             ("target_missing", ["--target", "/nonexistent.json"],
              "nonexistent.json"),
-            ("unknown_flag", ["--frobnicate"], "'--frobnicate'")]:
+            ("unknown_flag", ["--frobnicate"], "'--frobnicate'"),
+            # Issue 11's: grids, subsets, shapes and modes.
+            ("grid_off_fabric", ["--grid", "2000x10"],
+             "does not fit target 'wse2'"),
+            ("layers_beyond", ["--layers", "5"], "has 2 decoder layers"),
+            ("dim_param_unknown", ["--dim-param", "sek=16"],
+             "names no dimension"),
+            ("mode", ["--mode", "analytc"], "'analytc'"),
+            ("fits_no_grid", ["--target", w("small-sram.json")],
+             "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
     c.bad("run_no_model", [run, "run"], "expected a model")
     c.bad("run_no_command", [run], "expected a command")
