@@ -262,9 +262,9 @@ bool isLastAxisSlice(Value v, Value x, int64_t lo, int64_t hi) {
   return true;
 }
 
-/// A constant table broadcast to a rank-`rank` value whose last axis is
-/// `w` wide: prefixed with unit dimensions; empty unless its last axis is
-/// `w` and every other dimension is 1 or `shape`'s.
+/// The constant `v` as a table of `shape`'s rank (unit dimensions
+/// prefixed); empty unless its last axis is `shape`'s and every other
+/// dimension is 1 or `shape`'s.
 std::optional<eval::Tensor> broadcastTable(Value v, ArrayRef<int64_t> shape) {
   std::optional<eval::Tensor> t = raise::constantValue(v);
   if (!t || t->rank() == 0 || t->rank() > int64_t(shape.size()) ||
@@ -312,7 +312,7 @@ std::optional<raise::Rotation> rotateHalfOf(Value root) {
       continue;
     auto concat = sinTerm->first.getDefiningOp<tfm::ConcatOp>();
     if (!concat || concat.getInputs().size() != 2 ||
-        concat.getAxis() != int64_t(shape.size()) - 1)
+        int64_t(concat.getAxis()) != int64_t(shape.size()) - 1)
       continue;
     auto neg = concat.getInputs()[0].getDefiningOp<tfm::NegOp>();
     if (!neg || !isLastAxisSlice(neg.getInput(), x, half, w) ||

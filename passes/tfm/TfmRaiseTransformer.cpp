@@ -389,28 +389,48 @@ bool isCausal(const eval::Tensor &mask, ArrayRef<int64_t> scores,
   return true;
 }
 
-/// What isCausal answered, per mask attribute, scores shape and reading of
-/// the mask's values: the layers of a model add the same mask, which for a
+/// How a constant's values mask the scores.
+enum class MaskReading {
+  Added,       // added to the scores: 0 keeps, <= kMaskedScore masks
+  NonzeroFill, // a where's condition: nonzero takes the masking fill
+  ZeroFill,    // a where's condition: zero takes the masking fill
+};
+
+/// What isCausal answered, per mask attribute, scores shape and reading:
+/// the layers of a model mask with the same constant, which for a
 /// 4096-token prompt is 2^24 values (32 times over in LLaMA3-8B). Held by
 /// one pass run's pattern, so the uniqued attributes outlive it.
 class CausalMasks {
 public:
-  /// isCausal(mask's value, scores, masked), computed once per key.
-  bool isCausal(Attribute mask, ArrayRef<int64_t> scores, int reading,
-                llvm::function_ref<std::optional<bool>(double)> masked) {
+  bool isCausal(Attribute mask, ArrayRef<int64_t> scores,
+                MaskReading reading) {
     Key key{mask.getAsOpaquePointer(), reading, {}};
     llvm::copy(scores, key.scores.begin());
     auto [it, inserted] = known.try_emplace(key, false);
     if (inserted)
       it->second = ::isCausal(eval::tensorFromAttr(cast<ElementsAttr>(mask)),
-                              scores, masked);
+                              scores, [&](double v) -> std::optional<bool> {
+                                switch (reading) {
+                                case MaskReading::NonzeroFill:
+                                  return v != 0;
+                                case MaskReading::ZeroFill:
+                                  return v == 0;
+                                case MaskReading::Added:
+                                  break;
+                                }
+                                if (v == 0)
+                                  return false;
+                                if (v <= kMaskedScore)
+                                  return true;
+                                return std::nullopt;
+                              });
     return it->second;
   }
 
 private:
   struct Key {
     const void *mask;
-    int reading;
+    MaskReading reading;
     std::array<int64_t, 4> scores;
     bool operator<(const Key &o) const {
       return std::tie(mask, reading, scores) <
@@ -435,14 +455,7 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b,
     auto mask = m.getDefiningOp<tfm::ConstantOp>();
     if (!mask || x.getType() != s.getType())
       continue;
-    if (!masks.isCausal(mask.getValue(), scores, /*reading=*/0,
-                        [](double v) -> std::optional<bool> {
-                          if (v == 0)
-                            return false;
-                          if (v <= kMaskedScore)
-                            return true;
-                          return std::nullopt;
-                        }))
+    if (!masks.isCausal(mask.getValue(), scores, MaskReading::Added))
       return failure();
     s = x;
     causal = masked = true;
@@ -457,10 +470,9 @@ LogicalResult raiseAttention(tfm::MatMulOp output, PatternRewriter &b,
       bool fillRight = !fillLeft && rhs && *rhs <= kMaskedScore;
       if (!cond || (!fillLeft && !fillRight))
         return failure();
-      if (!masks.isCausal(cond.getValue(), scores, /*reading=*/fillLeft ? 1 : 2,
-                          [&](double v) -> std::optional<bool> {
-                            return fillLeft ? v != 0 : v == 0;
-                          }))
+      if (!masks.isCausal(cond.getValue(), scores,
+                          fillLeft ? MaskReading::NonzeroFill
+                                   : MaskReading::ZeroFill))
         return failure();
       s = fillLeft ? where.getRhs() : where.getLhs();
       if (s.getType() != where.getType())

@@ -83,8 +83,9 @@ DECODE_DIMS, PREFILL_DIMS, PREFILL_TOKENS = ["past=4095"], ["seq=4096"], 4096
 
 def use_smoke_scale():
     """--smoke: every step of the script on the tiny model, small matrices
-    and small grids, against placeholder "paper" figures, so that
-    tools/check.sh keeps the script working; its numbers mean nothing."""
+    and small grids, against stand-in reference figures (the tiny model has
+    no published ones), so that tools/check.sh keeps the script working;
+    its numbers say nothing about the paper."""
     global TABLE6, TABLE6_GRID, TABLE4, TABLE3, FIGURE9_SIZES, \
         FIGURE10_SIZES, FIGURE_SIDES, DECODE_DIMS, PREFILL_DIMS, \
         PREFILL_TOKENS

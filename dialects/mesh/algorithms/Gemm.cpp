@@ -485,9 +485,6 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t multiply = kernel(t.mt * t.kt * t.nt);
   int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
   int64_t cycles = kernel(t.mt * t.nt);
-  auto hop = [&](int64_t elements) {
-    return messageCycles(timing, elements, dtype, 1) + timing.receiveCycles();
-  };
   switch (getAlgorithm()) {
   case GemmAlgorithm::summa:
     return cycles + memoized(t, grid, false, dtype, timing, /*kind=*/0, [&] {
