@@ -61,7 +61,11 @@ def Core_RowKernel : I32EnumAttr<"RowKernel", "row kernel", [
       I32EnumAttrCase<"softmax_exp", 6>, I32EnumAttrCase<"attn_values", 7>,
       I32EnumAttrCase<"div_rows", 8>, I32EnumAttrCase<"regrid", 9>,
       I32EnumAttrCase<"flash_step", 10>, I32EnumAttrCase<"lane_scores", 11>,
-      I32EnumAttrCase<"lane_values", 12>
+      I32EnumAttrCase<"lane_values", 12>,
+      I32EnumAttrCase<"lane_flash_scores", 13>,
+      I32EnumAttrCase<"flash_stats", 14>,
+      I32EnumAttrCase<"lane_flash_values", 15>,
+      I32EnumAttrCase<"lane_div_rows", 16>
     ]> {
   let cppNamespace = "::wafer::core";
   let genSpecializedAttr = 0;

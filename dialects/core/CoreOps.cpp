@@ -363,6 +363,14 @@ std::pair<rt::Opcode, int64_t> RowsOp::toRuntime() {
     return {rt::Opcode::LaneScores, getK()};
   case RowKernel::lane_values:
     return {rt::Opcode::LaneValues, getK()};
+  case RowKernel::lane_flash_scores:
+    return {rt::Opcode::LaneFlashScores, getK()};
+  case RowKernel::flash_stats:
+    return {rt::Opcode::FlashStats, getK()};
+  case RowKernel::lane_flash_values:
+    return {rt::Opcode::LaneFlashValues, getK()};
+  case RowKernel::lane_div_rows:
+    return {rt::Opcode::LaneDivRows, getK()};
   }
   llvm_unreachable("unknown row kernel");
 }
@@ -387,12 +395,9 @@ LogicalResult RowsOp::verify() {
       return emitOpError("buffer ")
              << ref << " has " << size << " elements, needs " << need;
   RowKernel kernel = getKernel();
-  bool twoExpressions = kernel == RowKernel::regrid ||
-                        kernel == RowKernel::flash_step ||
-                        kernel == RowKernel::lane_scores;
-  bool oneExpression =
-      kernel == RowKernel::attn_scores || kernel == RowKernel::lane_values;
-  if ((oneExpression || twoExpressions) != bool(getValid()))
+  int expressions = rt::rowKernelExpressions(opcode);
+  bool twoExpressions = expressions == 2;
+  if ((expressions >= 1) != bool(getValid()))
     return emitOpError(getValid() ? "this kernel takes no `valid`"
                                   : "this kernel needs `valid`");
   if (twoExpressions != bool(getPosition()))

@@ -282,6 +282,24 @@ def Core_RowsOp : Core_Instr<"rows"> {
     - `lane_values` [@out, @p, @values]: out[j, g, :] = sum_r p[h, g, r]
       values[j, r, :] with h the head of local lane j; `valid` is the
       global index of the first lane, sizes as lane_scores.
+    - `lane_flash_scores` [@s, @q, @kv]: prefill's partial scores over
+      lanes: q [k, m, groups, 2] (k queries, m local lanes), kv the keys
+      then the values [k, m, 2] each, s [k, heads, groups, k]; `valid` is
+      the global index of the first lane, `n` the lanes of one KV head.
+      s[q, h, g, r] = scalar * the sum over local lanes j of head h of
+      q[q, j, g, :] . keys[r, j, :].
+    - `flash_stats` [@p, @ml]: the online softmax over one block of keys:
+      p [k, m, k] (k queries of m score rows each, k keys) becomes exp(p -
+      the new running max), 0 for keys after the query; ml [3, k, m], the
+      running sum, max and this step's scale factor of the sum, is
+      updated. `valid` is the global position of the first key,
+      `position` that of the first query.
+    - `lane_flash_values` [@out, @p, @kv, @ml]: out[q, j, g, :] = out[q,
+      j, g, :] * factor[q, h, g] + sum_r p[q, h, g, r] values[r, j, :]
+      with h the head of local lane j (sizes and `valid` as
+      lane_flash_scores).
+    - `lane_div_rows` [@out, @ml]: out[q, j, g, :] /= the running sum of
+      query q, head h of lane j, query head g.
 
     ```mlir
     core.rows <attn_scores> [@s, @q, @k] {m = 1, groups = 2, k = 3, n = 16,

@@ -549,7 +549,7 @@ bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
 int64_t AttentionOp::scoresPerKey(GridAttr grid) {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
   if (std::optional<uint64_t> lanes = getLanesPerHead())
-    return q[1] / int64_t(*lanes) * (q[2] / k[3]);
+    return q[1] / int64_t(*lanes) * (q[2] / k.back());
   return localElements(getQuery(), grid) / k[3];
 }
 
@@ -560,11 +560,12 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("result must have the query's type");
   if (getKey().getType() != getValue().getType())
     return emitOpError("key and value must have one type");
-  if (getLanesPerHead() && !isDecode())
-    return emitOpError("only decode attention splits heads into lanes");
   if (!isDecode()) {
-    if (getAllreduce())
-      return emitOpError("prefill attention takes no allreduce");
+    std::optional<uint64_t> lanes = getLanesPerHead();
+    if (bool(getAllreduce()) != bool(lanes))
+      return emitOpError(lanes ? "prefill attention over lanes needs an "
+                                 "allreduce"
+                               : "prefill attention takes no allreduce");
     GridAttr grid = lookupGrid(*this);
     if (!grid)
       return emitOpError("needs an enclosing 'mesh.grid' attribute");
@@ -576,6 +577,8 @@ LogicalResult AttentionOp::verify() {
         k[2] < 1 || q[2] % k[2] != 0)
       return emitOpError("prefill attention needs q [L, KVH, G * D] and "
                          "k, v [L, KVH, D]");
+    if (lanes && (k[2] != 2 || *lanes < 1 || q[1] % int64_t(*lanes) != 0))
+      return emitOpError("lanes need k, v [L, KVH * lanes_per_head, 2]");
     if (failed(expectLayout(*this, getQuery(), "query", {Y, X, N},
                             {h, w, 1})) ||
         failed(expectLayout(*this, getKey(), "key", {Y, X, N}, {h, w, 1})))

@@ -403,6 +403,14 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     queries against the keys passing by, with an online softmax and the
     causal mask; no allreduce (`colors`: the y ring).
 
+    Prefill with `lanes_per_head = D / 2`: q is `[L, KVH * D / 2, G * 2]`
+    and k, v `[L, KVH * D / 2, 2]`, lanes along x. Each step, every core
+    scores its queries against the passing keys over its lanes
+    (`lane_flash_scores`), the `allreduce` sums the partial scores of all
+    H = KVH x G query heads along x in f32, every core updates the online
+    softmax (`flash_stats`) and weighs its value lanes
+    (`lane_flash_values`); `colors`: the y ring and the allreduce.
+
     ```mlir
     %o = mesh.attention %q, %k, %v {scale = 0.25 : f64, length = 9 : i64,
                                     allreduce = #mesh.allreduce<ktree, k = 2>}

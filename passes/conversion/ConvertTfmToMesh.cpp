@@ -1,6 +1,10 @@
 //===- ConvertTfmToMesh.cpp - Plan a tfm graph onto a core grid -----------===//
 #include "TfmToMeshPlanner.h"
 
+#include "wafer/Support/MemoryPlan.h"
+
+#include "mlir/IR/Diagnostics.h"
+
 namespace wafer {
 #define GEN_PASS_DEF_CONVERTTFMTOMESH
 #include "conversion/Passes.h.inc"
@@ -20,6 +24,24 @@ static std::optional<std::pair<int64_t, int64_t>> parseGrid(StringRef text) {
     return std::nullopt;
   return std::make_pair(height, width);
 }
+
+/// Whether @main holds a prefill attention on a grid wider than its KV
+/// heads, whose heads may go whole or as lanes.
+static bool hasPrefillHeadsChoice(func::FuncOp main, int64_t width) {
+  bool found = false;
+  main.walk([&](tfm::AttentionOp attention) {
+    auto query = cast<RankedTensorType>(attention.getQuery().getType());
+    found |= query.getDimSize(2) > 1 && width > attention.getNumKvHeads();
+  });
+  return found;
+}
+
+/// One way to plan @main, judged by the cost model: the sum of its mesh
+/// ops' estimates and whether its buffers fit the SRAM.
+struct CandidatePlan {
+  bool planned = false, fits = false;
+  int64_t cycles = 0;
+};
 
 struct ConvertTfmToMeshPass
     : public wafer::impl::ConvertTfmToMeshBase<ConvertTfmToMeshPass> {
@@ -88,9 +110,55 @@ struct ConvertTfmToMeshPass
     });
     if (empty.wasInterrupted())
       return signalPassFailure();
-    if (failed(Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType)
-                   .run()))
+    bool lanes = prefillHeads == "lanes";
+    if (prefillHeads == "auto" &&
+        hasPrefillHeadsChoice(main, gridAttr.getWidth())) {
+      CandidatePlan withLanes =
+          candidate(module, gridAttr, *loaded, elementType, /*lanes=*/true);
+      CandidatePlan whole = candidate(module, gridAttr, *loaded, elementType,
+                                      /*lanes=*/false);
+      lanes =
+          withLanes.planned &&
+          (!whole.planned || (withLanes.fits && !whole.fits) ||
+           (withLanes.fits == whole.fits && withLanes.cycles <= whole.cycles));
+    } else if (prefillHeads != "auto" && prefillHeads != "lanes" &&
+               prefillHeads != "whole") {
+      module.emitError("convert-tfm-to-mesh: prefill-heads must be auto, "
+                       "lanes or whole, got '")
+          << prefillHeads << "'";
       return signalPassFailure();
+    }
+    if (failed(
+            Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType, lanes)
+                .run()))
+      return signalPassFailure();
+  }
+
+  /// Plans a copy of the module with or without prefill lanes and prices
+  /// it (a K-tree left open is priced with K = 2, the placement the one
+  /// mesh-place-interleave will choose).
+  CandidatePlan candidate(ModuleOp module, mesh::GridAttr grid,
+                          const rt::Target &target, Type elementType,
+                          bool lanes) {
+    OwningOpRef<ModuleOp> copy(module.clone());
+    auto main = copy->lookupSymbol<func::FuncOp>("main");
+    // A candidate that cannot be planned is not chosen; its errors are
+    // not the user's.
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    CandidatePlan plan;
+    if (failed(Planner(main, grid, gemm, allreduce, ktreeK ? ktreeK : 2,
+                       elementType, lanes)
+                   .run()))
+      return plan;
+    plan.planned = true;
+    rt::TimingModel timing(target);
+    bool interleave = gemm == mesh::GemmAlgorithm::meshgemm;
+    main.walk([&](mesh::CostedOpInterface op) {
+      plan.cycles += op.estimateCycles(grid, timing, interleave);
+    });
+    plan.fits = !planMemory(main, grid, target.sramBytes).overflow;
+    return plan;
   }
 };
 

@@ -26,6 +26,38 @@ ProgramLowering::attentionBuffers(mesh::AttentionOp op) {
   return a;
 }
 
+/// Prefill's ring of keys and values: both go into the travelling buffer,
+/// the output and the softmax statistics start at zero, and `step(offset)`
+/// runs H times, the keys and values of ring position `offset` at hand,
+/// with a shift along y between steps.
+void ProgramLowering::shiftKeysAndValues(
+    Location loc, const AttentionBuffers &a, int64_t tile,
+    llvm::function_ref<void(const std::string &)> step) {
+  FlatSymbolRefAttr kv = a.scratch.get(BufferRole::KeysValues);
+  SmallVector<FlatSymbolRefAttr> keysThenValues{a.k, a.v};
+  for (auto [slot, source] : llvm::enumerate(keysThenValues))
+    instructions.create<core::CopyOp>(
+        loc, kv, builder.getStringAttr(std::to_string(slot)), source,
+        builder.getStringAttr("0"), i64(tile));
+  instructions.create<core::ZeroOp>(loc, a.out);
+  instructions.create<core::ZeroOp>(loc, a.scratch.get(BufferRole::MaxAndSum));
+  if (h > 1) {
+    RingShift shift{kv,
+                    a.scratch.get(BufferRole::KeysValuesNext),
+                    a.channels.get(ChannelRole::Ring, 0, rt::Axis::Y),
+                    h,
+                    1,
+                    2 * tile,
+                    ""};
+    repeat(loc, std::to_string(h - 1), [&] {
+      step("ly + i");
+      startShift(loc, shift);
+      finishShift(loc, shift);
+    });
+  }
+  step("ly + " + std::to_string(h - 1));
+}
+
 LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
   Location loc = op.getLoc();
   FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
@@ -39,36 +71,64 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
   int64_t group = op.getQuery().getType().getShape()[2] / dim;
   FlatSymbolRefAttr kv = a.scratch.get(BufferRole::KeysValues),
                     ml = a.scratch.get(BufferRole::MaxAndSum);
-  SmallVector<FlatSymbolRefAttr> keysThenValues{a.k, a.v};
-  for (auto [slot, source] : llvm::enumerate(keysThenValues))
-    instructions.create<core::CopyOp>(
-        loc, kv, builder.getStringAttr(std::to_string(slot)), source,
-        builder.getStringAttr("0"), i64(tile));
-  instructions.create<core::ZeroOp>(loc, a.out);
-  instructions.create<core::ZeroOp>(loc, ml);
   // Step s scores the queries against the keys of ring position ly + s.
-  auto step = [&](std::string offset) {
+  shiftKeysAndValues(loc, a, tile, [&](const std::string &offset) {
     auto kernel = rows(loc, core::RowKernel::flash_step, {a.out, ml, a.q, kv},
                        perRow, dim, kvHeads, group);
     kernel.setScalar(op.getScale());
     kernel.setValid(llvm::formatv("({0}) % H * {1}", offset, perRow).str());
     kernel.setPosition(llvm::formatv("ly * {0}", perRow).str());
-  };
-  if (h > 1) {
-    RingShift shift{kv, a.scratch.get(BufferRole::KeysValuesNext),
-                    a.channels.get(ChannelRole::Ring), h, 1,
-                    2 * tile, ""};
-    repeat(loc, std::to_string(h - 1), [&] {
-      step("ly + i");
-      startShift(loc, shift);
-      finishShift(loc, shift);
-    });
-  }
-  step("ly + " + std::to_string(h - 1));
+  });
   rows(loc, core::RowKernel::div_rows, {a.out, ml}, perRow * kvHeads * group,
        dim);
   instructions.create<core::MarkOp>(loc,
                                     recordOp(op, "attention", "shift"));
+  return success();
+}
+
+/// Prefill attention over lanes: keys and values shift around the y ring
+/// as above; each step's partial scores over this core's lanes are summed
+/// along x (the paper's ReduceAdd of Q x K^T along X), every core of the
+/// row runs the online softmax's statistics, and weighs its value lanes.
+LogicalResult ProgramLowering::lowerPrefillLaneAttention(mesh::AttentionOp op) {
+  Location loc = op.getLoc();
+  FailureOr<AttentionBuffers> buffers = attentionBuffers(op);
+  if (failed(buffers))
+    return failure();
+  const AttentionBuffers &a = *buffers;
+  int64_t perRow = ceilDiv(op.getKey().getType().getDimSize(0), h);
+  int64_t tile = localElements(op.getKey(), grid);
+  int64_t lanes = tile / (perRow * 2);
+  int64_t group = op.getQuery().getType().getDimSize(2) / 2;
+  int64_t lanesPerHead = int64_t(*op.getLanesPerHead());
+  int64_t scoreRows = op.scoresPerKey(grid);
+  FlatSymbolRefAttr kv = a.scratch.get(BufferRole::KeysValues),
+                    ml = a.scratch.get(BufferRole::MaxAndSum),
+                    scores = a.scratch.get(BufferRole::Scores);
+  // Lane blocks are numbered by logical x position.
+  std::string firstLane = llvm::formatv("lx * {0}", lanes).str();
+  std::string algorithm;
+  // Step s scores the queries against the keys of ring position ly + s.
+  shiftKeysAndValues(loc, a, tile, [&](const std::string &offset) {
+    auto scoring = rows(loc, core::RowKernel::lane_flash_scores,
+                        {scores, a.q, kv}, lanes, lanesPerHead, perRow, group);
+    scoring.setScalar(op.getScale());
+    scoring.setValid(firstLane);
+    algorithm = allreduce(loc, op, a.channels, a.scratch, scores, 0,
+                          core::ElementwiseKind::add);
+    auto stats = rows(loc, core::RowKernel::flash_stats, {scores, ml},
+                      scoreRows, 0, perRow);
+    stats.setValid(llvm::formatv("({0}) % H * {1}", offset, perRow).str());
+    stats.setPosition(llvm::formatv("ly * {0}", perRow).str());
+    rows(loc, core::RowKernel::lane_flash_values, {a.out, scores, kv, ml},
+         lanes, lanesPerHead, perRow, group)
+        .setValid(firstLane);
+  });
+  rows(loc, core::RowKernel::lane_div_rows, {a.out, ml}, lanes, lanesPerHead,
+       perRow, group)
+      .setValid(firstLane);
+  instructions.create<core::MarkOp>(
+      loc, recordOp(op, "attention", "shift-" + algorithm + "-lanes"));
   return success();
 }
 
@@ -119,7 +179,8 @@ LogicalResult ProgramLowering::lowerLaneAttention(mesh::AttentionOp op) {
 
 LogicalResult ProgramLowering::lower(mesh::AttentionOp op) {
   if (!op.isDecode())
-    return lowerPrefillAttention(op);
+    return op.getLanesPerHead() ? lowerPrefillLaneAttention(op)
+                                : lowerPrefillAttention(op);
   if (op.getLanesPerHead())
     return lowerLaneAttention(op);
   Location loc = op.getLoc();

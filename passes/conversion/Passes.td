@@ -16,7 +16,11 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
     (inputs are converted when placed, outputs read back as f32). Host tensors (inputs, weights, constants and
     transposes of them) enter through `mesh.distribute`; graph outputs
-    leave through `mesh.collect`.
+    leave through `mesh.collect`. On a grid wider than the KV heads,
+    decode attention splits the heads into lanes (pairs of dimensions
+    along x); prefill attention does too or keeps whole heads
+    (`prefill-heads`; by default the plan whose ops' cycle estimates add
+    up to less, among those whose buffers fit the SRAM).
 
     Before:
     ```mlir
@@ -58,6 +62,12 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            /*default=*/"::wafer::GridDType::f32",
            "Element type on the grid (host I/O stays f32)",
            "::wafer::gridDTypeValues()">,
+    Option<"prefillHeads", "prefill-heads", "std::string",
+           /*default=*/"\"auto\"",
+           "Prefill attention on a grid wider than the KV heads: 'lanes' "
+           "(heads split into pairs of dimensions along x), 'whole' (whole "
+           "KV heads along x), or 'auto': the plan whose ops' estimates "
+           "add up to fewer cycles among those that fit the SRAM">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

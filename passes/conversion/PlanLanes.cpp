@@ -55,7 +55,8 @@ std::optional<Planner::LaneForm>
 Planner::laneFormOf(tfm::AttentionOp attention) {
   auto query = cast<RankedTensorType>(attention.getQuery().getType());
   int64_t kvHeads = attention.getNumKvHeads(), dim = query.getDimSize(3);
-  if (query.getDimSize(2) != 1 || grid.getWidth() <= kvHeads || dim % 2)
+  if (grid.getWidth() <= kvHeads || dim % 2 ||
+      (query.getDimSize(2) > 1 && !prefillLanes))
     return std::nullopt;
   LaneForm form{kvHeads, dim, false};
   // The rope on the query's way from its projection picks the pairs.
@@ -70,43 +71,100 @@ Planner::laneFormOf(tfm::AttentionOp attention) {
   return form;
 }
 
-LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue,
-                                    Value weight, bool transposeWeight) {
+FailureOr<Planner::LaneWeight> Planner::laneWeight(Operation *op,
+                                                   Value lhsValue, Value weight,
+                                                   bool transposeWeight) {
   FailureOr<std::pair<int64_t, int64_t>> sizes =
       projectionSizes(op, weight, transposeWeight);
   if (failed(sizes))
     return failure();
-  auto [k, n] = *sizes;
-  int64_t h = grid.getHeight(), w = grid.getWidth();
-  Location loc = op->getLoc();
-  bool intoLanes = !isHeadForm(lhsValue);
-  LaneForm form = intoLanes
-                      ? laneProjections.lookup(op)
+  LaneWeight lw;
+  std::tie(lw.k, lw.n) = *sizes;
+  lw.intoLanes = !isHeadForm(lhsValue);
+  LaneForm &form = lw.form;
+  form = lw.intoLanes ? laneProjections.lookup(op)
                       : laneValues.lookup(plannedValues.lookup(lhsValue));
-  int64_t lanes = form.lanes(), perHead = form.kvHeads * form.headDim;
-  int64_t features = intoLanes ? n : k;
+  int64_t perHead = form.kvHeads * form.headDim;
+  int64_t features = lw.intoLanes ? lw.n : lw.k;
   if (features % perHead != 0)
     return op->emitError("convert-tfm-to-mesh: ")
            << features << " features do not split into " << form.kvHeads
            << " KV heads of " << form.headDim;
-  int64_t group = features / perHead;
+  lw.group = features / perHead;
   // The weight's head side in graph order, [h, g, head dims], and the
   // lanes' order, [h, i, g, u].
-  SmallVector<NamedDim> headSide{{'h', form.kvHeads}, {'g', group}};
+  SmallVector<NamedDim> headSide{{'h', form.kvHeads}, {'g', lw.group}};
   llvm::append_range(headSide, headDims(form));
-  SmallVector<NamedDim> laneSide{{'h', form.kvHeads},
-                                 {'i', form.headDim / 2},
-                                 {'g', group},
-                                 {'u', 2}};
-  NamedDim other{'e', intoLanes ? k : n};
+  lw.laneSide = {
+      {'h', form.kvHeads}, {'i', form.headDim / 2}, {'g', lw.group}, {'u', 2}};
+  lw.other = {'e', lw.intoLanes ? lw.k : lw.n};
   // Stored [K, N], or [N, K] when transposed; the head side is N going
   // into lanes and K coming out.
-  SmallVector<NamedDim> stored;
-  if (intoLanes != transposeWeight)
-    stored.push_back(other);
-  llvm::append_range(stored, headSide);
-  if (intoLanes == transposeWeight)
-    stored.push_back(other);
+  if (lw.intoLanes != transposeWeight)
+    lw.stored.push_back(lw.other);
+  llvm::append_range(lw.stored, headSide);
+  if (lw.intoLanes == transposeWeight)
+    lw.stored.push_back(lw.other);
+  return lw;
+}
+
+LogicalResult Planner::planLaneGemm(Operation *op, Value lhsValue, Value weight,
+                                    bool transposeWeight) {
+  FailureOr<LaneWeight> lw = laneWeight(op, lhsValue, weight, transposeWeight);
+  if (failed(lw))
+    return failure();
+  int64_t m = meshShape(cast<RankedTensorType>(lhsValue.getType()))[0];
+  int64_t h = grid.getHeight(), w = grid.getWidth(),
+          ring = mesh::GemmOp::kBlocks(h, w);
+  int64_t lanes = lw->form.lanes(), width = lw->group * 2;
+  Location loc = op->getLoc();
+  FailureOr<Value> lhs;
+  Value rhs;
+  RankedTensorType resultType;
+  if (lw->intoLanes) {
+    lhs = materialize(op, lhsValue, {m, lw->k}, layout({kY, kX}, {h, ring}));
+    SmallVector<NamedDim> target{lw->other};
+    llvm::append_range(target, lw->laneSide);
+    rhs = placeNamed(loc, weight, lw->stored, target, {lw->k, lanes, width},
+                     layout({kY, kX, kNone}, {ring, w, 1}));
+    resultType = RankedTensorType::get({m, lanes, width}, elementType,
+                                       layout({kY, kX, kNone}, {h, w, 1}));
+  } else {
+    lhs = materialize(op, lhsValue, {m, lanes, width},
+                      layout({kY, kX, kNone}, {h, ring, 1}));
+    SmallVector<NamedDim> target(lw->laneSide);
+    target.push_back(lw->other);
+    rhs = placeNamed(loc, weight, lw->stored, target, {lanes, width, lw->n},
+                     layout({kY, kNone, kX}, {ring, 1, w}));
+    resultType = RankedTensorType::get({m, lw->n}, elementType,
+                                       layout({kY, kX}, {h, w}));
+  }
+  if (failed(lhs))
+    return failure();
+  auto gemm = builder.create<mesh::GemmOp>(
+      loc, resultType, *lhs, rhs,
+      mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
+  plannedValues[op->getResult(0)] = gemm.getResult();
+  if (lw->intoLanes)
+    laneValues[gemm.getResult()] = lw->form;
+  return success();
+}
+
+LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue, Value weight,
+                                    bool transposeWeight) {
+  FailureOr<LaneWeight> laneWeights =
+      laneWeight(op, lhsValue, weight, transposeWeight);
+  if (failed(laneWeights))
+    return failure();
+  const LaneWeight &lw = *laneWeights;
+  int64_t k = lw.k, n = lw.n;
+  int64_t h = grid.getHeight(), w = grid.getWidth();
+  Location loc = op->getLoc();
+  bool intoLanes = lw.intoLanes;
+  const LaneForm &form = lw.form;
+  int64_t lanes = form.lanes(), group = lw.group;
+  const SmallVector<NamedDim> &stored = lw.stored, &laneSide = lw.laneSide;
+  NamedDim other = lw.other;
   Value lhs;
   Value rhs;
   RankedTensorType resultType;
@@ -142,15 +200,19 @@ LogicalResult Planner::planLaneRope(tfm::RopeOp op, LaneForm form) {
   Value input = plannedValues.lookup(op.getInput());
   auto inputType = cast<RankedTensorType>(input.getType());
   auto cosType = cast<RankedTensorType>(op.getCos().getType());
-  if (cosType.getNumElements() != form.headDim)
-    return op.emitError("convert-tfm-to-mesh: decode rope needs one row of "
-                        "factors");
+  // One row of factors per position: the decode step's one, or the
+  // prompt's.
+  int64_t positions = inputType.getDimSize(0);
+  if (cosType.getNumElements() != positions * form.headDim)
+    return op.emitError("convert-tfm-to-mesh: rope over lanes needs one row "
+                        "of factors per position");
   // Each lane's pair takes the factors of its two dimensions, for every
   // KV head and query head: one factor per element, as interleaved rope.
   int64_t group = inputType.getDimSize(2) / 2;
-  SmallVector<NamedDim> stored{{'h', 1}, {'g', 1}};
+  SmallVector<NamedDim> stored{{'r', positions}, {'h', 1}, {'g', 1}};
   llvm::append_range(stored, headDims(form));
-  SmallVector<NamedDim> target{{'h', form.kvHeads},
+  SmallVector<NamedDim> target{{'r', positions},
+                               {'h', form.kvHeads},
                                {'i', form.headDim / 2},
                                {'g', group},
                                {'u', 2}};
@@ -164,6 +226,8 @@ LogicalResult Planner::planLaneRope(tfm::RopeOp op, LaneForm form) {
       builder.getUnitAttr());
   plannedValues[op.getResult()] = rope.getResult();
   laneValues[rope.getResult()] = form;
+  if (headsFirst.contains(op.getInput()))
+    headsFirst.insert(op.getResult());
   return success();
 }
 
@@ -204,8 +268,35 @@ LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
   return success();
 }
 
-void Planner::collectLanes(mesh::CollectOp collect, const LaneForm &form) {
-  auto cache = cast<RankedTensorType>(collect.getSource().getType());
+bool Planner::isPrefillKv(Value planned) {
+  auto type = cast<RankedTensorType>(planned.getType());
+  return type.getRank() == 3 && type.getDimSize(0) > 1 &&
+         type.getDimSize(2) == 2 &&
+         llvm::any_of(planned.getUsers(), [&](Operation *user) {
+           auto attention = dyn_cast<mesh::AttentionOp>(user);
+           return attention && (attention.getKey() == planned ||
+                                attention.getValue() == planned);
+         });
+}
+
+void Planner::collectLanes(mesh::CollectOp collect, const LaneForm &form,
+                           bool headsFirst) {
+  auto source = cast<RankedTensorType>(collect.getSource().getType());
+  if (source.getRank() == 3) {
+    // Prefill keys or values [L, KVH * D / 2, 2]: viewed [L, KVH, i, u],
+    // returned [KVH, L, head dims] (or positions first).
+    collect.setView(ArrayRef<int64_t>{source.getDimSize(0), form.kvHeads,
+                                      form.headDim / 2, 2});
+    SmallVector<int64_t> order =
+        headsFirst ? SmallVector<int64_t>{1, 0} : SmallVector<int64_t>{0, 1};
+    if (form.rotateHalf)
+      order.append({3, 2});
+    else
+      order.append({2, 3});
+    collect.setPermutation(order);
+    return;
+  }
+  auto cache = source;
   collect.setView(ArrayRef<int64_t>{1, form.kvHeads, form.headDim / 2,
                                     cache.getDimSize(2), 2});
   collect.setIndexDim(3);

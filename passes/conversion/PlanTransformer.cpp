@@ -180,6 +180,10 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
   if (failed(sizes))
     return failure();
   auto [k, n] = *sizes;
+  if (laneProjections.count(op) ||
+      (isHeadForm(lhsValue) &&
+       laneValues.count(plannedValues.lookup(lhsValue))))
+    return planLaneGemm(op, lhsValue, weight, transposeWeight);
   int64_t m = meshShape(cast<RankedTensorType>(lhsValue.getType()))[0];
   int64_t h = grid.getHeight(), w = grid.getWidth(),
           ring = mesh::GemmOp::kBlocks(h, w);
@@ -297,12 +301,14 @@ LogicalResult Planner::planHeadBias(tfm::AddOp op, Value heads, Value bias) {
   if (auto found = laneValues.find(planned); found != laneValues.end())
     lanes = found->second;
   if (lanes) {
-    // In lane order, as the projection's weight columns.
+    // In lane order, as the projection's weight columns, broadcast over
+    // the positions.
     int64_t group = shape[2] / 2;
-    SmallVector<NamedDim> stored{{'h', lanes->kvHeads}, {'g', group}};
+    SmallVector<NamedDim> stored{{'r', 1}, {'h', lanes->kvHeads}, {'g', group}};
     llvm::append_range(stored, headDims(*lanes));
     placed = placeNamed(op.getLoc(), bias, stored,
-                        {{'h', lanes->kvHeads},
+                        {{'r', shape[0]},
+                         {'h', lanes->kvHeads},
                          {'i', lanes->headDim / 2},
                          {'g', group},
                          {'u', 2}},
@@ -491,19 +497,12 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
         !isHeadForm(op.getValue()))
       return op.emitError("convert-tfm-to-mesh: prefill attention is "
                           "planned for causal self-attention only");
-    Value q = plannedValues.lookup(op.getQuery());
-    auto attention = builder.create<mesh::AttentionOp>(
-        op.getLoc(), q.getType(), q, plannedValues.lookup(op.getKey()),
-        plannedValues.lookup(op.getValue()), op.getScaleAttr(),
-        builder.getI64IntegerAttr(query.getDimSize(2)), nullptr, nullptr,
-        nullptr, nullptr);
-    plannedValues[op.getResult()] = attention.getResult();
-    return success();
   }
   Value q = plannedValues.lookup(op.getQuery()),
         k = plannedValues.lookup(op.getKey()),
         v = plannedValues.lookup(op.getValue());
-  // Tokens in the caches after this step (the caches hold more slots).
+  // Tokens in the caches after this step (the caches hold more slots), or
+  // the prompt's.
   int64_t length = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
   std::optional<LaneForm> lanes;
   if (auto found = laneValues.find(q); found != laneValues.end())
@@ -514,9 +513,11 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
     return op.emitError("convert-tfm-to-mesh: attention's query, keys and "
                         "values must all come from projections planned as "
                         "lanes");
+  bool prefill = query.getDimSize(2) > 1;
   auto attention = builder.create<mesh::AttentionOp>(
       op.getLoc(), q.getType(), q, k, v, op.getScaleAttr(),
-      builder.getI64IntegerAttr(length), allreduceAttr(), nullptr, nullptr,
+      builder.getI64IntegerAttr(length),
+      prefill && !lanesEverywhere ? nullptr : allreduceAttr(), nullptr, nullptr,
       lanesEverywhere ? builder.getI64IntegerAttr(lanes->headDim / 2)
                       : nullptr);
   plannedValues[op.getResult()] = attention.getResult();

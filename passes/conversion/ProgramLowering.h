@@ -277,6 +277,9 @@ private:
   LogicalResult lower(mesh::AttentionOp op);
   LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
   LogicalResult lowerLaneAttention(mesh::AttentionOp op);
+  LogicalResult lowerPrefillLaneAttention(mesh::AttentionOp op);
+  void shiftKeysAndValues(Location loc, const AttentionBuffers &a, int64_t tile,
+                          llvm::function_ref<void(const std::string &)> step);
   /// LowerKvAppend.cpp.
   LogicalResult lower(mesh::KvAppendOp op);
   /// LowerKvHandoff.cpp.

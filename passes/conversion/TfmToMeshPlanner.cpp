@@ -142,10 +142,17 @@ FailureOr<Value> Planner::materialize(Operation *user, Value v,
   Value planned = plannedValues.lookup(v);
   if (planned.getType() == type)
     return planned;
-  if (isRelayout(cast<RankedTensorType>(planned.getType()), type))
-    return builder
-        .create<mesh::RelayoutOp>(user->getLoc(), type, planned, nullptr)
-        .getResult();
+  if (isRelayout(cast<RankedTensorType>(planned.getType()), type)) {
+    // One relayout serves every op that needs it (q, k and v read the
+    // same norm).
+    Value &relayout = relayouts[{planned, type}];
+    if (!relayout)
+      relayout =
+          builder
+              .create<mesh::RelayoutOp>(user->getLoc(), type, planned, nullptr)
+              .getResult();
+    return relayout;
+  }
   return user->emitError("convert-tfm-to-mesh: operand is laid out as ")
          << planned.getType() << " but this op needs " << type
          << "; only re-blocking one split dimension is supported";
@@ -305,10 +312,10 @@ LogicalResult Planner::planReturn(func::ReturnOp op) {
     }
     if (auto lanes = laneValues.find(collect.getSource());
         lanes != laneValues.end()) {
-      if (!append)
-        return op.emitError("convert-tfm-to-mesh: only the KV caches of "
-                            "attention lanes can be returned");
-      collectLanes(collect, lanes->second);
+      if (!append && !isPrefillKv(collect.getSource()))
+        return op.emitError("convert-tfm-to-mesh: only the keys and values "
+                            "of attention lanes can be returned");
+      collectLanes(collect, lanes->second, headsFirst.contains(v));
     }
     operand.set(collect.getResult());
   }

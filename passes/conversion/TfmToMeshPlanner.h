@@ -54,12 +54,11 @@ constexpr int64_t kY = mesh::LayoutAttr::kY;
 class Planner {
 public:
   Planner(func::FuncOp func, mesh::GridAttr grid,
-          mesh::GemmAlgorithm gemmAlgorithm,
-          mesh::AllreduceAlgorithm allreduce, int64_t ktreeK,
-          Type elementType)
+          mesh::GemmAlgorithm gemmAlgorithm, mesh::AllreduceAlgorithm allreduce,
+          int64_t ktreeK, Type elementType, bool prefillLanes)
       : func(func), grid(grid), gemmAlgorithm(gemmAlgorithm),
         allreduce(allreduce), ktreeK(ktreeK), elementType(elementType),
-        builder(func.getContext()) {}
+        prefillLanes(prefillLanes), builder(func.getContext()) {}
 
   LogicalResult run();
 
@@ -196,6 +195,22 @@ private:
     char name;
     int64_t size;
   };
+  /// A projection's weight into lanes (q, k, v) or out of them (o): its
+  /// sizes, the lane form, the query heads per KV head, and its named
+  /// dimensions as stored and in lane order.
+  struct LaneWeight {
+    int64_t k = 0, n = 0, group = 0;
+    bool intoLanes = false;
+    LaneForm form;
+    SmallVector<NamedDim> stored, laneSide;
+    NamedDim other{'e', 0};
+  };
+  FailureOr<LaneWeight> laneWeight(Operation *op, Value lhs, Value weight,
+                                   bool transposeWeight);
+  /// A prefill projection into or out of lanes: MeshGEMM with the weight's
+  /// columns (rows) placed in lane order.
+  LogicalResult planLaneGemm(Operation *op, Value lhs, Value weight,
+                             bool transposeWeight);
   /// The head dimension of a lane form stored in graph order: [u, i]
   /// (rotate-half) or [i, u].
   static SmallVector<NamedDim> headDims(const LaneForm &form);
@@ -219,7 +234,10 @@ private:
   LogicalResult planLaneRope(tfm::RopeOp op, LaneForm form);
   LogicalResult planLaneConcat(tfm::ConcatOp op, LaneForm form);
   /// The host's view reading back a cache of lanes in graph order.
-  void collectLanes(mesh::CollectOp collect, const LaneForm &form);
+  void collectLanes(mesh::CollectOp collect, const LaneForm &form,
+                    bool headsFirst);
+  /// Whether a planned value is a prefill attention's keys or values.
+  bool isPrefillKv(Value planned);
 
   LogicalResult planReturn(func::ReturnOp op);
 
@@ -231,9 +249,14 @@ private:
   int64_t ktreeK;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;
+  /// Whether prefill attention on a grid wider than the KV heads splits
+  /// them into lanes (decode always does).
+  bool prefillLanes;
   OpBuilder builder;
   /// The mesh value computed for each tfm value.
   DenseMap<Value, Value> plannedValues;
+  /// Relayouts made so far, by planned value and the layout made.
+  DenseMap<std::pair<Value, Type>, Value> relayouts;
   /// Projections attention reads as heads: their KV head count.
   DenseMap<Operation *, int64_t> headProjections;
   /// Projections decode attention reads as lanes.

@@ -82,12 +82,6 @@ struct MeshPlanKvCachePass
       if (!cache)
         return main.emitError("mesh-plan-kv-cache: resident '")
                << name << "' is not a past KV cache of this function";
-      if (cache.getView())
-        return main.emitError("mesh-plan-kv-cache: resident '")
-               << name
-               << "' is a cache of attention lanes (the grid is wider than "
-                  "the KV heads), which a prefill's hand-off does not "
-                  "leave: it leaves whole heads per column";
       cache.setSramOffsetAttr(
           IntegerAttr::get(IntegerType::get(&getContext(), 64), offset));
     }

@@ -40,7 +40,7 @@ struct MeshRelayoutPhasesPass
         continue;
       auto collect = value.getDefiningOp<mesh::CollectOp>();
       FailureOr<Value> past =
-          collect ? handOff(builder, name.getValue(), collect.getSource())
+          collect ? handOff(builder, name.getValue(), collect)
                   : FailureOr<Value>(ret.emitError()
                                      << "mesh-relayout-phases: output '"
                                      << name.getValue()
@@ -64,9 +64,12 @@ struct MeshRelayoutPhasesPass
                                          TypeRange(ValueRange(results))));
   }
 
-  /// The decode cache of `present` ([S, KVH, D], `[y:H, x:W, *]`), read
-  /// back to the host as [1, KVH, S, D] from the slots it fills.
-  FailureOr<Value> handOff(OpBuilder &builder, StringRef name, Value present) {
+  /// The decode cache of the `presentCollect`ed keys or values ([S, KVH,
+  /// D] or lanes [S, KVH * D / 2, 2], `[y:H, x:W, *]`), read back to the
+  /// host as [1, KVH, S, D] from the slots it fills.
+  FailureOr<Value> handOff(OpBuilder &builder, StringRef name,
+                           mesh::CollectOp presentCollect) {
+    Value present = presentCollect.getSource();
     mesh::GridAttr grid = mesh::lookupGrid(getOperation());
     auto type = cast<RankedTensorType>(present.getType());
     mesh::LayoutAttr layout = mesh::getLayout(type);
@@ -95,12 +98,31 @@ struct MeshRelayoutPhasesPass
     auto handoff = builder.create<mesh::KvHandoffOp>(
         loc, cacheType, present,
         mesh::KvPolicyAttr::get(builder.getContext(), policy), nullptr);
+    std::optional<ArrayRef<int64_t>> lanes = presentCollect.getView();
+    if (!lanes) {
+      auto readBack = builder.create<mesh::CollectOp>(
+          loc,
+          RankedTensorType::get({1, heads, cache.past, dim},
+                                builder.getF32Type()),
+          handoff.getResult(), nullptr, builder.getI64IntegerAttr(2),
+          builder.getDenseI64ArrayAttr(cache.pastSlots()), nullptr);
+      return readBack.getResult();
+    }
+    // Lanes: the present is viewed [S, KVH, D / 2, 2] and permuted into
+    // head dimensions, (u, i) for rotate-half pairs; the cache is read the
+    // same way, [1, KVH, D / 2, slots, 2].
+    int64_t kvHeads = (*lanes)[1], half = (*lanes)[2];
+    bool rotateHalf = presentCollect.getPermutation()->back() == 2;
     auto readBack = builder.create<mesh::CollectOp>(
         loc,
-        RankedTensorType::get({1, heads, cache.past, dim},
+        RankedTensorType::get({1, kvHeads, cache.past, 2 * half},
                               builder.getF32Type()),
-        handoff.getResult(), nullptr, builder.getI64IntegerAttr(2),
+        handoff.getResult(), nullptr, builder.getI64IntegerAttr(3),
         builder.getDenseI64ArrayAttr(cache.pastSlots()), nullptr);
+    readBack.setView(
+        ArrayRef<int64_t>{1, kvHeads, half, h * cache.slotsPerRow, 2});
+    readBack.setPermutation(rotateHalf ? ArrayRef<int64_t>{0, 1, 3, 4, 2}
+                                       : ArrayRef<int64_t>{0, 1, 3, 2, 4});
     return readBack.getResult();
   }
 };

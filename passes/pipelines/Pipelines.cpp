@@ -36,6 +36,7 @@ void wafer::buildPlanPipeline(OpPassManager &pm,
   convert.allreduce = options.allreduce;
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
+  convert.prefillHeads = options.prefillHeads;
   pm.addPass(createConvertTfmToMesh(convert));
   MeshPlanKvCacheOptions kvCache;
   kvCache.policy = options.kv;
@@ -98,6 +99,11 @@ struct CompilePipelineOptions
       *this, "resident",
       llvm::cl::desc("Past caches a hand-off left in SRAM, NAME=BYTE_OFFSET "
                      "(mesh-plan-kv-cache)")};
+  Option<std::string> prefillHeads{
+      *this, "prefill-heads",
+      llvm::cl::desc("Prefill attention on a grid wider than the KV heads: "
+                     "auto, lanes or whole (convert-tfm-to-mesh)"),
+      llvm::cl::init("auto")};
   Option<bool> interleave{*this, "interleave",
                           llvm::cl::desc("INTERLEAVE without a meshgemm too "
                                          "(mesh-place-interleave's always)"),
@@ -118,6 +124,7 @@ void wafer::registerPipelines() {
         compile.ktreeK = options.ktreeK;
         compile.dtype = options.dtype;
         compile.kv = options.kv;
+        compile.prefillHeads = options.prefillHeads;
         compile.layers = options.layers;
         compile.kvCapacity = options.kvCapacity;
         compile.handoffCapacity = options.handoffCapacity;
@@ -155,6 +162,10 @@ Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
     if (!v)
       return unknown("kv cache policy", "shift, concat");
     options.kv = *v;
+  } else if (option == "prefill-heads") {
+    if (value != "auto" && value != "lanes" && value != "whole")
+      return unknown("prefill heads", "auto, lanes, whole");
+    options.prefillHeads = value.str();
   } else {
     llvm_unreachable("not a compile option with named values");
   }
@@ -171,5 +182,7 @@ std::string wafer::compileOptionText(const CompileOptions &options,
     return stringifyGridDType(options.dtype).str();
   if (option == "kv")
     return mesh::stringifyKvPolicy(options.kv).str();
+  if (option == "prefill-heads")
+    return options.prefillHeads;
   llvm_unreachable("not a compile option with named values");
 }

@@ -89,6 +89,14 @@ StringRef opcodeName(Opcode op) {
     return "lane_values";
   case Opcode::CombineRelay:
     return "combine_relay";
+  case Opcode::LaneFlashScores:
+    return "lane_flash_scores";
+  case Opcode::FlashStats:
+    return "flash_stats";
+  case Opcode::LaneFlashValues:
+    return "lane_flash_values";
+  case Opcode::LaneDivRows:
+    return "lane_div_rows";
   }
   return "unknown";
 }
@@ -366,7 +374,7 @@ private:
     if (!list)
       return Error::success();
     for (const fb::Instr *in : *list) {
-      if (uint8_t(in->op()) > uint8_t(Opcode::CombineRelay))
+      if (uint8_t(in->op()) > uint8_t(kLastOpcode))
         return bad("opcode");
       Instr i;
       i.op = Opcode(in->op());

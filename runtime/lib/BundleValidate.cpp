@@ -345,18 +345,16 @@ private:
         (elems(in.bufs[0]) % (*extents)[0] != 0 ||
          elems(in.bufs[1]) % (*extents)[1] != 0))
       return err("regrid buffers must hold whole slots of rows x width");
-    bool twoExpressions = in.op == Opcode::Regrid ||
-                          in.op == Opcode::FlashStep ||
-                          in.op == Opcode::LaneScores;
-    if (twoExpressions || in.op == Opcode::AttnScores ||
-        in.op == Opcode::LaneValues)
+    int expressions = rowKernelExpressions(in.op);
+    if (expressions >= 1)
       if (Expected<Expr> e = Expr::parse(in.expr); !e)
         return e.takeError();
-    if (twoExpressions)
+    if (expressions == 2)
       if (Expected<Expr> e = Expr::parse(in.expr2); !e)
         return e.takeError();
     if ((rowKernelOperands(in.op) == 3 || in.op == Opcode::FlashStep ||
-         in.op == Opcode::Regrid) &&
+         in.op == Opcode::Regrid || in.op == Opcode::FlashStats ||
+         in.op == Opcode::LaneFlashValues || in.op == Opcode::LaneDivRows) &&
         llvm::is_contained(ArrayRef(in.bufs).drop_front(), in.bufs[0]))
       return err("the output must not alias an operand");
     return Error::success();

@@ -228,6 +228,97 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
         }
     break;
   }
+  case Opcode::LaneFlashScores: {
+    // q [k, m, g, 2], keys [k, m, 2], out [k, heads, g, k].
+    int64_t heads = k == 0 ? 0 : r.outElements / (g * k * k);
+    float scale = float(r.scalar);
+    std::fill_n(out, k * heads * g * k, 0.0f);
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t head = (r.expr + j) / n;
+      if (head < 0 || head >= heads)
+        continue;
+      for (int64_t qi = 0; qi < k; ++qi)
+        for (int64_t q = 0; q < g; ++q) {
+          const float *query = r.a + ((qi * m + j) * g + q) * 2;
+          float *scores = out + ((qi * heads + head) * g + q) * k;
+          for (int64_t key = 0; key < k; ++key) {
+            const float *kj = r.b + (key * m + j) * 2;
+            scores[key] += scale * (query[0] * kj[0] + query[1] * kj[1]);
+          }
+        }
+    }
+    break;
+  }
+  case Opcode::FlashStats: {
+    // p [k, m, k] in place; ml [3, k, m]: sum, max, this step's factor.
+    float *ml = const_cast<float *>(r.a);
+    int64_t rows = k * m;
+    for (int64_t qi = 0; qi < k; ++qi)
+      for (int64_t row = 0; row < m; ++row) {
+        int64_t at = qi * m + row;
+        float *p = out + at * k;
+        float &runSum = ml[at], &runMax = ml[rows + at],
+              &factor = ml[2 * rows + at];
+        int64_t visible = std::clamp<int64_t>(r.expr2 + qi - r.expr + 1, 0, k);
+        factor = 1.0f;
+        if (visible == 0) {
+          std::fill_n(p, k, 0.0f);
+          continue; // every key of this block is after the query
+        }
+        float blockMax = *std::max_element(p, p + visible);
+        float newMax = runSum == 0.0f ? blockMax : std::max(runMax, blockMax);
+        factor = runSum == 0.0f ? 0.0f : std::exp(runMax - newMax);
+        float sum = runSum * factor;
+        for (int64_t key = 0; key < k; ++key) {
+          p[key] = key < visible ? std::exp(p[key] - newMax) : 0.0f;
+          sum += p[key];
+        }
+        runSum = sum;
+        runMax = newMax;
+      }
+    break;
+  }
+  case Opcode::LaneFlashValues: {
+    // out [k, m, g, 2], p [k, heads, g, k], values [k, m, 2] after the
+    // keys, factors [k, heads, g] after ml's sums and maxima.
+    int64_t heads = k == 0 ? 0 : r.aElements / (g * k * k);
+    const float *values = r.b + k * m * 2;
+    const float *factors = r.c + 2 * k * heads * g;
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t head = (r.expr + j) / n;
+      if (head < 0 || head >= heads)
+        continue;
+      for (int64_t qi = 0; qi < k; ++qi)
+        for (int64_t q = 0; q < g; ++q) {
+          int64_t row = (qi * heads + head) * g + q;
+          const float *p = r.a + row * k;
+          float *acc = out + ((qi * m + j) * g + q) * 2;
+          float a0 = acc[0] * factors[row], a1 = acc[1] * factors[row];
+          for (int64_t key = 0; key < k; ++key) {
+            a0 += p[key] * values[(key * m + j) * 2];
+            a1 += p[key] * values[(key * m + j) * 2 + 1];
+          }
+          acc[0] = a0, acc[1] = a1;
+        }
+    }
+    break;
+  }
+  case Opcode::LaneDivRows: {
+    int64_t heads = k == 0 ? 0 : r.aElements / (3 * k * g);
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t head = (r.expr + j) / n;
+      if (head < 0 || head >= heads)
+        continue;
+      for (int64_t qi = 0; qi < k; ++qi)
+        for (int64_t q = 0; q < g; ++q) {
+          float sum = r.a[(qi * heads + head) * g + q];
+          float *acc = out + ((qi * m + j) * g + q) * 2;
+          if (sum != 0.0f)
+            acc[0] /= sum, acc[1] /= sum;
+        }
+    }
+    break;
+  }
   default:
     break;
   }

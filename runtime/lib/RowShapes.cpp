@@ -12,19 +12,45 @@ int rowKernelOperands(Opcode op) {
   case Opcode::SoftmaxExp:
   case Opcode::DivRows:
   case Opcode::Regrid:
+  case Opcode::FlashStats:
+  case Opcode::LaneDivRows:
     return 2;
   case Opcode::AttnScores:
   case Opcode::AttnValues:
   case Opcode::LaneScores:
   case Opcode::LaneValues:
+  case Opcode::LaneFlashScores:
     return 3;
   case Opcode::RmsScale:
   case Opcode::Rope:
   case Opcode::FlashStep:
+  case Opcode::LaneFlashValues:
     return 4;
   default:
     return 0;
   }
+}
+
+int rowKernelExpressions(Opcode op) {
+  switch (op) {
+  case Opcode::AttnScores:
+  case Opcode::LaneValues:
+  case Opcode::LaneFlashScores:
+  case Opcode::LaneFlashValues:
+  case Opcode::LaneDivRows:
+    return 1;
+  case Opcode::Regrid:
+  case Opcode::FlashStep:
+  case Opcode::LaneScores:
+  case Opcode::FlashStats:
+    return 2;
+  default:
+    return 0;
+  }
+}
+
+bool rowKernelUpdatesOperand(Opcode op) {
+  return op == Opcode::FlashStep || op == Opcode::FlashStats;
 }
 
 llvm::Expected<std::vector<int64_t>>
@@ -93,6 +119,26 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
       return fail("a KV head needs at least one lane");
     extents = {product({m, g, 2}), product({g, k}), product({m, k, 2})};
     break;
+  // Prefill over lanes: k rows of queries and of keys, m local lanes.
+  case Opcode::LaneFlashScores:
+    if (n < 1)
+      return fail("a KV head needs at least one lane");
+    extents = {product({k, g, k}), product({k, m, g * 2}), product({4, k, m})};
+    break;
+  case Opcode::FlashStats:
+    extents = {product({k, m, k}), product({3, k, m})};
+    break;
+  case Opcode::LaneFlashValues:
+    if (n < 1)
+      return fail("a KV head needs at least one lane");
+    extents = {product({k, m, g * 2}), product({k, g, k}), product({4, k, m}),
+               product({3, k, g})};
+    break;
+  case Opcode::LaneDivRows:
+    if (n < 1)
+      return fail("a KV head needs at least one lane");
+    extents = {product({k, m, g * 2}), product({3, k, g})};
+    break;
   default:
     return fail("not a row instruction");
   }
@@ -135,6 +181,15 @@ RowResult rowKernelCounts(Opcode op, const RowArgs &r) {
     return {k == 0 ? 0 : r.outElements / (g * k) * g * k, 2 * m * g * k};
   case Opcode::LaneValues:
     return {m * g * 2, 2 * m * g * k};
+  case Opcode::LaneFlashScores:
+    return {k == 0 ? 0 : r.outElements / (g * k * k) * k * g * k,
+            2 * k * m * g * k};
+  case Opcode::FlashStats:
+    return {k * m * k, 3 * k * m * k};
+  case Opcode::LaneFlashValues:
+    return {k * m * g * 2, 2 * k * m * g * (k + 1)};
+  case Opcode::LaneDivRows:
+    return {k * m * g * 2, k * m * g * 2};
   default:
     return {};
   }

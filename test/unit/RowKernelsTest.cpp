@@ -570,6 +570,124 @@ TEST(RowKernels, LaneAttentionAcrossCoresMatchesSoftmax) {
   }
 }
 
+TEST(RowKernels, PrefillLaneAttentionAcrossCoresMatchesCausalSoftmax) {
+  // Prefill attention over lanes on a grid of `blocks` rows of `cores`
+  // cores: 2 KV heads of dimension 6 (6 lanes, 2 per core, the last core
+  // padding), 2 query heads per KV head, 9 positions in blocks of 3. Each
+  // row of cores sees the key blocks in ring order; per block every core's
+  // lane_flash_scores are summed over the row, each core runs flash_stats
+  // and lane_flash_values, and lane_div_rows ends; against a direct causal
+  // softmax in double precision.
+  const int64_t kvHeads = 2, dim = 6, lanesPerHead = dim / 2, group = 2;
+  const int64_t rowsPerBlock = 3, blocks = 3, cores = 4, perCore = 2;
+  const int64_t positions = rowsPerBlock * blocks;
+  const double scale = 0.4;
+  const int64_t lanes = kvHeads * lanesPerHead, heads = kvHeads * group;
+  std::vector<float> q =
+      randomValues(size_t(positions * lanes * group * 2), 21);
+  std::vector<float> k = randomValues(size_t(positions * lanes * 2), 22);
+  std::vector<float> v = randomValues(size_t(positions * lanes * 2), 23);
+  // A core's tile of block b: [rowsPerBlock, perCore, width], zero past the
+  // last lane.
+  auto tile = [&](const std::vector<float> &all, int64_t b, int64_t c,
+                  int64_t width, std::vector<float> &out, size_t at) {
+    for (int64_t r = 0; r < rowsPerBlock; ++r)
+      for (int64_t j = 0; j < perCore; ++j) {
+        int64_t lane = c * perCore + j;
+        for (int64_t e = 0; e < width; ++e)
+          out[at + (r * perCore + j) * width + e] =
+              lane < lanes
+                  ? all[((b * rowsPerBlock + r) * lanes + lane) * width + e]
+                  : 0.0f;
+      }
+  };
+  const int64_t rows = rowsPerBlock * heads;
+  for (int64_t qb = 0; qb < blocks; ++qb) {
+    std::vector<std::vector<float>> out(
+        cores, std::vector<float>(size_t(rowsPerBlock * perCore * group * 2)));
+    std::vector<std::vector<float>> ml(cores,
+                                       std::vector<float>(size_t(3 * rows)));
+    for (int64_t s = 0; s < blocks; ++s) {
+      int64_t kb = (qb + s) % blocks;
+      std::vector<float> scores(size_t(rows * rowsPerBlock), 0.0f);
+      std::vector<std::vector<float>> kv(
+          cores, std::vector<float>(size_t(4 * rowsPerBlock * perCore)));
+      for (int64_t c = 0; c < cores; ++c) {
+        std::vector<float> qc(size_t(rowsPerBlock * perCore * group * 2));
+        tile(q, qb, c, group * 2, qc, 0);
+        tile(k, kb, c, 2, kv[c], 0);
+        tile(v, kb, c, 2, kv[c], size_t(2 * rowsPerBlock * perCore));
+        std::vector<float> partial(scores.size(), -1.0f);
+        RowArgs a;
+        a.out = partial.data(), a.a = qc.data(), a.b = kv[c].data();
+        a.m = perCore, a.groups = group, a.k = rowsPerBlock, a.n = lanesPerHead;
+        a.scalar = scale, a.expr = c * perCore;
+        a.outElements = int64_t(partial.size());
+        EXPECT_EQ(rowKernel(Opcode::LaneFlashScores, a).written,
+                  int64_t(partial.size()));
+        for (size_t i = 0; i < scores.size(); ++i)
+          scores[i] += partial[i];
+      }
+      for (int64_t c = 0; c < cores; ++c) {
+        std::vector<float> p = scores;
+        RowArgs st;
+        st.out = p.data(), st.a = ml[c].data();
+        st.m = heads, st.k = rowsPerBlock;
+        st.expr = kb * rowsPerBlock, st.expr2 = qb * rowsPerBlock;
+        rowKernel(Opcode::FlashStats, st);
+        RowArgs w;
+        w.out = out[c].data(), w.a = p.data(), w.b = kv[c].data(),
+        w.c = ml[c].data();
+        w.m = perCore, w.groups = group, w.k = rowsPerBlock, w.n = lanesPerHead;
+        w.expr = c * perCore, w.aElements = int64_t(p.size());
+        rowKernel(Opcode::LaneFlashValues, w);
+      }
+    }
+    for (int64_t c = 0; c < cores; ++c) {
+      RowArgs d;
+      d.out = out[c].data(), d.a = ml[c].data();
+      d.m = perCore, d.groups = group, d.k = rowsPerBlock, d.n = lanesPerHead;
+      d.expr = c * perCore, d.aElements = int64_t(ml[c].size());
+      rowKernel(Opcode::LaneDivRows, d);
+      for (int64_t r = 0; r < rowsPerBlock; ++r)
+        for (int64_t j = 0; j < perCore; ++j)
+          for (int64_t g = 0; g < group; ++g) {
+            int64_t lane = c * perCore + j, head = lane / lanesPerHead;
+            const float *got = &out[c][((r * perCore + j) * group + g) * 2];
+            if (lane >= lanes) {
+              EXPECT_EQ(got[0], 0.0f) << "core " << c;
+              EXPECT_EQ(got[1], 0.0f) << "core " << c;
+              continue;
+            }
+            // Query position qp against keys 0..qp of query head (head, g).
+            int64_t qp = qb * rowsPerBlock + r;
+            std::vector<double> weight(size_t(qp + 1));
+            double wmax = -kInfD, wsum = 0;
+            for (int64_t key = 0; key <= qp; ++key) {
+              double dot = 0;
+              for (int64_t l = head * lanesPerHead;
+                   l < (head + 1) * lanesPerHead; ++l)
+                for (int64_t u = 0; u < 2; ++u)
+                  dot += double(q[((qp * lanes + l) * group + g) * 2 + u]) *
+                         k[(key * lanes + l) * 2 + u];
+              weight[key] = scale * dot;
+              wmax = std::max(wmax, weight[key]);
+            }
+            for (double &x : weight)
+              wsum += (x = std::exp(x - wmax));
+            for (int64_t u = 0; u < 2; ++u) {
+              double expected = 0;
+              for (int64_t key = 0; key <= qp; ++key)
+                expected +=
+                    weight[key] / wsum * v[(key * lanes + lane) * 2 + u];
+              EXPECT_NEAR(got[u], expected, 1e-5)
+                  << "position " << qp << " lane " << lane << " group " << g;
+            }
+          }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Regrid
 //===----------------------------------------------------------------------===//
@@ -887,6 +1005,11 @@ TEST(RowKernelExtents, OperandSizes) {
   // one head's scores.
   EXPECT_EQ(extents(Opcode::LaneScores, 2, 3, 5, 4), (V{15, 12, 20}));
   EXPECT_EQ(extents(Opcode::LaneValues, 2, 3, 5, 4), (V{12, 15, 20}));
+  // Prefill over lanes: m lanes, g groups, k rows of queries and keys.
+  EXPECT_EQ(extents(Opcode::LaneFlashScores, 2, 3, 5, 4), (V{75, 60, 40}));
+  EXPECT_EQ(extents(Opcode::FlashStats, 6, 1, 5, 0), (V{150, 90}));
+  EXPECT_EQ(extents(Opcode::LaneFlashValues, 2, 3, 5, 4), (V{60, 75, 40, 45}));
+  EXPECT_EQ(extents(Opcode::LaneDivRows, 2, 3, 5, 4), (V{60, 45}));
   // Empty row counts are allowed outside regrid.
   EXPECT_EQ(extents(Opcode::Reduce, 0, 1, 0, 3), (V{0, 0}));
   EXPECT_EQ(extents(Opcode::AttnScores, 0, 1, 0, 0), (V{0, 0, 0}));
@@ -913,6 +1036,10 @@ TEST(RowKernelExtents, Errors) {
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::Rope, 1, 1, 2, 3)),
             "dimension 3 is odd");
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::LaneScores, 1, 1, 2, 0)),
+            "a KV head needs at least one lane");
+  EXPECT_EQ(errorOf(rowKernelExtents(Opcode::LaneFlashScores, 1, 1, 2, 0)),
+            "a KV head needs at least one lane");
+  EXPECT_EQ(errorOf(rowKernelExtents(Opcode::LaneDivRows, 1, 1, 2, 0)),
             "a KV head needs at least one lane");
   EXPECT_EQ(errorOf(rowKernelExtents(Opcode::Regrid, 0, 2, 4, 2)),
             "regrid needs positive rows and widths");

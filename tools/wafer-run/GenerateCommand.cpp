@@ -515,6 +515,7 @@ json::Object Generation::provenance() const {
   if (!options.tokenizer.empty())
     made["tokenizer"] = options.tokenizer;
   made["prefill_grid"] = options.prefill.grid;
+  made["prefill_heads"] = compileOptionText(options.prefill, "prefill-heads");
   made["decode_grid"] = options.decode.grid;
   made["target"] = options.decode.target;
   for (const char *option : {"dtype", "gemm", "allreduce", "kv"})

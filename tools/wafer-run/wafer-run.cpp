@@ -131,6 +131,13 @@ static cl::opt<std::string> kvOption(
     cl::desc("KV cache policy of decode graphs: shift (balanced upward "
              "shift, paper section 4.3) or concat (the baseline)"),
     cl::init("shift"), cl::sub(runCommand), cl::sub(generateCommand));
+static cl::opt<std::string> prefillHeadsOption(
+    "prefill-heads",
+    cl::desc("Prefill attention on a grid wider than the KV heads: lanes "
+             "(heads split into pairs of dimensions along x, partial scores "
+             "summed along x), whole (whole KV heads along x), or auto (the "
+             "plan the cost model prices lower among those that fit)"),
+    cl::init("auto"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> phaseOption(
     "phase",
     cl::desc("What one run of the model is, for tokens/s per request: "
@@ -315,8 +322,10 @@ static Expected<CompileOptions> compileOptionsFromCommandLine() {
   compile.target = targetOption;
   compile.ktreeK = ktreeOption;
   for (auto [name, value] :
-       {std::pair{"gemm", &gemmOption}, std::pair{"allreduce", &allreduceOption},
-        std::pair{"dtype", &dtypeOption}, std::pair{"kv", &kvOption}})
+       {std::pair{"gemm", &gemmOption},
+        std::pair{"allreduce", &allreduceOption},
+        std::pair{"dtype", &dtypeOption}, std::pair{"kv", &kvOption},
+        std::pair{"prefill-heads", &prefillHeadsOption}})
     if (Error e = parseCompileOption(compile, name, *value))
       return std::move(e);
   if (compile.ktreeK < 0 || compile.ktreeK > 64)
@@ -470,6 +479,7 @@ static json::Object provenance(const rt::Program &program,
     made["allreduce"] = compileOptionText(*c, "allreduce");
     made["ktree_k"] = c->ktreeK;
     made["kv"] = compileOptionText(*c, "kv");
+    made["prefill_heads"] = compileOptionText(*c, "prefill-heads");
   }
   made["mode"] = modeOption.getValue();
   made["threads"] = int64_t(threadsOption.getValue());

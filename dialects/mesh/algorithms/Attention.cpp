@@ -13,9 +13,34 @@ using namespace wafer;
 using namespace wafer::mesh;
 using namespace wafer::mesh::plans;
 
+/// Prefill over lanes: the sizes of a core's share, as the lowering's
+/// kernels take them.
+struct PrefillLanes {
+  int64_t perRow, lanes, lanesPerHead, group, heads;
+};
+static PrefillLanes prefillLanes(AttentionOp op, GridAttr grid) {
+  PrefillLanes p;
+  p.perRow = ceilDiv(shapeOf(op.getKey())[0], grid.getHeight());
+  p.lanes = localElements(op.getKey(), grid) / (p.perRow * 2);
+  p.lanesPerHead = int64_t(*op.getLanesPerHead());
+  p.group = shapeOf(op.getQuery())[2] / 2;
+  p.heads = shapeOf(op.getQuery())[1] / p.lanesPerHead;
+  return p;
+}
+
 std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
-  if (!isDecode())
-    return std::nullopt;
+  if (!isDecode()) {
+    if (!getLanesPerHead())
+      return std::nullopt;
+    // Each step's partial scores, [rows, heads, G, rows], summed along x.
+    PrefillLanes p = prefillLanes(*this, grid);
+    AllreduceUse use{true,
+                     *getAllreduce(),
+                     getOperation()->hasAttr("relayed"),
+                     {p.perRow * p.heads * p.group * p.perRow}};
+    use.wideMessages = {0};
+    return use;
+  }
   // The softmax's max and sum per query head, then the weighted values;
   // with lanes, first the partial scores summed along x.
   int64_t out = localElements(getQuery(), grid);
@@ -28,14 +53,23 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
     int64_t perRow = ceilDiv(shapeOf(getKey())[2], grid.getHeight());
     use.messageElements.insert(use.messageElements.begin(), heads * perRow);
     use.crossMessages = {0};
+    use.wideMessages = {0};
   }
   return use;
 }
 
 std::vector<ChannelFamily> AttentionOp::getChannelFamilies(GridAttr grid,
                                                            bool interleave) {
-  if (!isDecode())
-    return {ringFamily(ChannelRole::Ring, rt::Axis::Y, grid, interleave)};
+  if (!isDecode()) {
+    std::vector<ChannelFamily> families{
+        ringFamily(ChannelRole::Ring, rt::Axis::Y, grid, interleave)};
+    if (std::optional<AllreduceUse> use = getAllreduceUse(grid)) {
+      std::vector<ChannelFamily> sums =
+          allreduceFamilies(*use, grid, interleave);
+      families.insert(families.end(), sums.begin(), sums.end());
+    }
+    return families;
+  }
   return allreduceFamilies(*getAllreduceUse(grid), grid, interleave);
 }
 
@@ -47,6 +81,16 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
     scratch.push_back({BufferRole::KeysValues, 0, kv});
     if (grid.getHeight() > 1)
       scratch.push_back({BufferRole::KeysValuesNext, 0, kv});
+    if (std::optional<AllreduceUse> use = getAllreduceUse(grid)) {
+      // The scores of a step and the sum, max and step factor per score
+      // row.
+      PrefillLanes p = prefillLanes(*this, grid);
+      int64_t rows = p.perRow * p.heads * p.group;
+      scratch.push_back({BufferRole::Scores, 0, rows * p.perRow, true});
+      scratch.push_back({BufferRole::MaxAndSum, 0, 3 * rows});
+      addAllreduceScratch(*use, grid, scratch);
+      return scratch;
+    }
     int64_t dim = shapeOf(getKey())[2];
     scratch.push_back(
         {BufferRole::MaxAndSum, 0, 2 * localElements(getQuery(), grid) / dim});
@@ -54,8 +98,10 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
   }
   AllreduceUse use = *getAllreduceUse(grid);
   int64_t heads = scoresPerKey(grid);
+  // Partial scores over lanes are summed along x in f32.
   scratch.push_back({BufferRole::Scores, 0,
-                     heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight())});
+                     heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight()),
+                     bool(getLanesPerHead())});
   scratch.push_back({BufferRole::Max, 0, heads});
   scratch.push_back({BufferRole::Sum, 0, heads});
   addAllreduceScratch(use, grid, scratch);
@@ -72,8 +118,37 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
                        int64_t groups) {
     return rowCycles(timing, op, m, n, k, groups, dtype);
   };
+  // Lane kernels writing or reading the f32 scores: priced by their output
+  // and first operand's types, as the emulator does.
+  constexpr rt::DType f32 = rt::DType::F32;
+  auto laneKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
+                        int64_t groups, rt::DType out, rt::DType in) {
+    return rowCycles(timing, op, m, n, k, groups, out, in);
+  };
   ArrayRef<int64_t> key = shapeOf(getKey());
   int64_t out = localElements(getQuery(), grid);
+  if (!isDecode() && getLanesPerHead()) {
+    // As the lowering: copy keys and values, zero the output and the
+    // statistics; H steps of scores, their sum along x, the statistics and
+    // the values, with H - 1 shifts; the division.
+    PrefillLanes p = prefillLanes(*this, grid);
+    int64_t tile = localElements(getKey(), grid);
+    int64_t rows = p.perRow * p.heads * p.group;
+    AllreduceUse use = *getAllreduceUse(grid);
+    int64_t step = laneKernel(rt::Opcode::LaneFlashScores, p.lanes,
+                              p.lanesPerHead, p.perRow, p.group, f32, dtype) +
+                   allreduceCycles(use, 0, grid, timing, interleave, dtype) +
+                   laneKernel(rt::Opcode::FlashStats, p.heads * p.group, 0,
+                              p.perRow, 1, f32, f32) +
+                   laneKernel(rt::Opcode::LaneFlashValues, p.lanes,
+                              p.lanesPerHead, p.perRow, p.group, dtype, f32);
+    return 2 * kernel(tile) + kernel(out) + timing.kernelCycles(3 * rows, f32) +
+           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, step,
+                           0, 0) +
+           step +
+           laneKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead,
+                      p.perRow, p.group, dtype, f32);
+  }
   if (!isDecode()) {
     // Copy keys and values into the travelling buffer, zero the output and
     // the statistics; H flash steps with H - 1 shifts between them.
@@ -101,13 +176,13 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     int64_t group = shapeOf(getQuery())[2] / 2;
     int64_t heads = scoresPerKey(grid);
     return cycles +
-           rowKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
-                     perRow, group) +
-           2 * rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::DivRows, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
-                     perRow, group);
+           laneKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
+                      perRow, group, f32, dtype) +
+           2 * laneKernel(rt::Opcode::Reduce, heads, perRow, 0, 1, dtype, f32) +
+           laneKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1, f32, dtype) +
+           laneKernel(rt::Opcode::DivRows, heads, perRow, 0, 1, f32, dtype) +
+           laneKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
+                      perRow, group, dtype, f32);
   }
   // Scores, their max, exponentials, sum and the weighted values, each
   // combined along y.

@@ -75,6 +75,9 @@ struct CompileOptions {
   GridDType dtype = GridDType::f32;
   /// KV cache policy (mesh-plan-kv-cache): shift or concat.
   mesh::KvPolicy kv = mesh::KvPolicy::shift;
+  /// Prefill attention on a grid wider than the KV heads: auto, lanes or
+  /// whole (convert-tfm-to-mesh's `prefill-heads`).
+  std::string prefillHeads = "auto";
   /// Decoder layers to keep (tfm-keep-layers); 0 keeps the whole model.
   int64_t layers = 0;
   /// Tokens a decode program's KV caches have room for (0: its own step's;
@@ -95,8 +98,8 @@ struct CompileOptions {
 };
 
 /// Sets the field a command-line option names ("gemm", "allreduce",
-/// "dtype" or "kv") from its text; the error names the value and those
-/// known, as "unknown gemm algorithm 'foo' (known: meshgemm, ...)".
+/// "dtype", "kv" or "prefill-heads") from its text; the error names the value
+/// and those known, as "unknown gemm algorithm 'foo' (known: meshgemm, ...)".
 llvm::Error parseCompileOption(CompileOptions &options, llvm::StringRef option,
                                llvm::StringRef value);
 

@@ -277,9 +277,10 @@ int64_t FunctionalDataPath::kernel(int32_t core, const Op &op,
     args.c = operand(slots.in3);
     kernels::rowKernel(op.opcode, args);
     // A row kernel may write any of the slot; values it left convert back
-    // exactly. FlashStep also updates its running max and sum (in1).
+    // exactly. FlashStep and FlashStats also update their running
+    // statistics (in1).
     operand.finish(slots.out, outElements);
-    if (op.opcode == Opcode::FlashStep)
+    if (rowKernelUpdatesOperand(op.opcode))
       operand.finish(slots.in1, p.buffers[slots.in1].elements);
     break;
   }

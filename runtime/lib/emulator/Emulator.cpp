@@ -33,6 +33,7 @@
 #include "wafer/Runtime/Expr.h"
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/Layout.h"
+#include "wafer/Runtime/RowShapes.h"
 #include "wafer/Runtime/TimingModel.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -342,7 +343,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     KernelSlots s{slotOrNone(op.out), slotOrNone(op.in1), slotOrNone(op.in2),
                   slotOrNone(op.in3)};
     int64_t work = data->kernel(id, op, s, values);
-    int64_t cycles = timing.kernelCycles(work, p.buffers[op.out].dtype);
+    // An f32 result of f16 operands (lane scores) runs at the mixed rate.
+    int64_t cycles = timing.kernelCycles(
+        work, p.buffers[op.out].dtype,
+        op.in1 < 0 ? std::nullopt
+                   : std::optional<DType>(p.buffers[op.in1].dtype));
     c.compute += cycles;
     c.computeTotal += cycles;
     if (op.streamed) {
@@ -376,7 +381,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
   case Step::Regrid:
   case Step::FlashStep:
   case Step::LaneScores:
-  case Step::LaneValues: {
+  case Step::LaneValues:
+  case Step::LaneFlashScores:
+  case Step::FlashStats:
+  case Step::LaneFlashValues:
+  case Step::LaneDivRows: {
     Expected<int64_t> first = evaluate(op.expr);
     if (!first)
       return fail(toString(first.takeError()));
@@ -388,7 +397,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       second = *value;
     }
     startWrite(op.out);
-    if (op.kind == Step::FlashStep)
+    if (rowKernelUpdatesOperand(op.opcode))
       startWrite(op.in1);
     kernel({*first, second});
     break;

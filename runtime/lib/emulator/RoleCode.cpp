@@ -1,6 +1,8 @@
 //===- RoleCode.cpp - Role programs as flat code --------------------------===//
 #include "RoleCode.h"
 
+#include "wafer/Runtime/RowShapes.h"
+
 #include "llvm/Support/Error.h"
 
 namespace wafer::rt::emulator {
@@ -55,6 +57,14 @@ static Step stepOf(Opcode opcode) {
     return Step::LaneScores;
   case Opcode::LaneValues:
     return Step::LaneValues;
+  case Opcode::LaneFlashScores:
+    return Step::LaneFlashScores;
+  case Opcode::FlashStats:
+    return Step::FlashStats;
+  case Opcode::LaneFlashValues:
+    return Step::LaneFlashValues;
+  case Opcode::LaneDivRows:
+    return Step::LaneDivRows;
   case Opcode::Copy:
     return Step::Copy;
   case Opcode::Repeat:
@@ -68,18 +78,13 @@ static Step stepOf(Opcode opcode) {
 /// The number of expressions an instruction carries.
 static int expressionCount(Opcode opcode) {
   switch (opcode) {
-  case Opcode::AttnScores:
-  case Opcode::LaneValues:
   case Opcode::Repeat:
   case Opcode::When:
     return 1;
-  case Opcode::Regrid:
-  case Opcode::FlashStep:
-  case Opcode::LaneScores:
   case Opcode::Copy:
     return 2;
   default:
-    return 0;
+    return rowKernelExpressions(opcode);
   }
 }
 

@@ -961,3 +961,52 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
     core.rows <lane_scores> [@s, @q, @k] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 0 : i64, valid = "3", position = "lx * 2"}
   }
 }
+
+// -----
+
+// Prefill over lanes: the scores take the first lane only; the statistics
+// need the first key's and the first query's positions.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @s[18] : f32 at 0
+  core.buffer @q[12] : f32 at 72
+  core.buffer @kv[24] : f32 at 120
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel takes no `position`}}
+    core.rows <lane_flash_scores> [@s, @q, @kv] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64, valid = "lx * 2", position = "0"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @s[18] : f32 at 0
+  core.buffer @ml[18] : f32 at 72
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `position`}}
+    core.rows <flash_stats> [@s, @ml] {m = 2 : i64, k = 3 : i64, n = 0 : i64, valid = "ly * 3"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @o[12] : f32 at 0
+  core.buffer @s[18] : f32 at 48
+  core.buffer @kv[24] : f32 at 120
+  core.buffer @ml[8] : f32 at 216
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{buffer @ml has 8 elements, needs 9}}
+    core.rows <lane_flash_values> [@o, @s, @kv, @ml] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64, valid = "lx * 2"}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @o[12] : f32 at 0
+  core.buffer @ml[9] : f32 at 48
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{this kernel needs `valid`}}
+    core.rows <lane_div_rows> [@o, @ml] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64}
+  }
+}

@@ -1642,9 +1642,19 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
 // -----
 
 module attributes {mesh.grid = #mesh.grid<2x2>} {
-  func.func @prefill_lanes(%q: tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, %k: tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
-    // expected-error @+1 {{only decode attention splits heads into lanes}}
-    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, lanes_per_head = 4 : i64} : tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>
+  func.func @prefill_lanes_without_allreduce(%q: tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, %k: tensor<4x2x2xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{prefill attention over lanes needs an allreduce}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, lanes_per_head = 2 : i64} : tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x2xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x2xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @prefill_lanes_not_pairs(%q: tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, %k: tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>) {
+    // expected-error @+1 {{lanes need k, v [L, KVH * lanes_per_head, 2]}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, allreduce = #mesh.allreduce<ring>, lanes_per_head = 2 : i64} : tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>>, tensor<4x2x8xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x2x16xf32, #mesh.layout<[y:2, x:2, *]>>
     return
   }
 }

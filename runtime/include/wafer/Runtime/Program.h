@@ -258,7 +258,36 @@ enum class Opcode : uint8_t {
   /// starts a receive's handling after the message's first word arrives
   /// (a fabric-to-fabric vector instruction; one stage of a reduce chain).
   CombineRelay = 27,
+  /// bufs {s, q, kv}, m lanes, groups query heads per kv head, k rows (the
+  /// queries and the keys a core holds), n lanes per KV head, scalar scale,
+  /// expr the global index of the first lane: prefill's partial scores when
+  /// the head dimension is split along x. q is [k, m, groups, 2], kv the
+  /// keys then the values [k, m, 2] each, s [k, heads, groups, k] (heads
+  /// from s's size): s[q, h, g, r] = scale * the sum over the local lanes j
+  /// of head (expr + j) / n of q[q, j, g, :] . keys[r, j, :] (0 without
+  /// such lanes). Summed along the grid row they are the scores.
+  LaneFlashScores = 28,
+  /// bufs {p, ml}, m score rows per query, k queries and keys, expr the
+  /// global position of the first key, expr2 that of the first query: the
+  /// online softmax's step over one block of keys. p [k, m, k] holds the
+  /// scores and becomes their exponentials (0 for keys after the query);
+  /// ml [3, k, m] holds the running sum (0: no key yet), the running max
+  /// and the factor this step scaled the running sum by, which
+  /// LaneFlashValues applies to the output.
+  FlashStats = 29,
+  /// bufs {out, p, kv, ml}, sizes and expr as LaneFlashScores: out[q, j, g,
+  /// :] = out[q, j, g, :] * factor[q, h, g] + sum_r p[q, h, g, r] *
+  /// values[r, j, :], h the head of local lane j, factor ml's third part;
+  /// lanes beyond p's heads are left alone.
+  LaneFlashValues = 30,
+  /// bufs {out, ml}, sizes and expr as LaneFlashScores: out[q, j, g, :] /=
+  /// the running sum of query q, head h of lane j, query head g (ml's
+  /// first part; heads from ml's size).
+  LaneDivRows = 31,
 };
+
+/// The last opcode: readers reject larger values.
+constexpr Opcode kLastOpcode = Opcode::LaneDivRows;
 
 /// What a Reduce instruction computes per row (Instr::k).
 enum class ReduceKind : int64_t { Sum = 0, SumSquares = 1, Max = 2 };

@@ -24,6 +24,14 @@ namespace wafer::rt {
 /// 0 for every other opcode.
 int rowKernelOperands(Opcode op);
 
+/// How many integer expressions (Instr::expr, expr2) a row instruction
+/// carries: 0, 1 or 2.
+int rowKernelExpressions(Opcode op);
+
+/// Whether a row instruction also writes its first operand (buffer 1): the
+/// running statistics of FlashStep and FlashStats.
+bool rowKernelUpdatesOperand(Opcode op);
+
 /// The elements a row instruction reads or writes in each of its buffers,
 /// in operand order; an error for inconsistent sizes.
 llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
