@@ -58,7 +58,7 @@ std::string ScratchBuffer::suffix() const {
 }
 
 mlir::Type ScratchBuffer::elementType(mlir::Type opElement) const {
-  if ((role == BufferRole::MaxAndSum || wide) && opElement)
+  if (role == BufferRole::MaxAndSum && opElement)
     return mlir::Float32Type::get(opElement.getContext());
   return opElement;
 }

@@ -407,7 +407,7 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     and k, v `[L, KVH * D / 2, 2]`, lanes along x. Each step, every core
     scores its queries against the passing keys over its lanes
     (`lane_flash_scores`), the `allreduce` sums the partial scores of all
-    H = KVH x G query heads along x in f32, every core updates the online
+    H = KVH x G query heads along x, every core updates the online
     softmax (`flash_stats`) and weighs its value lanes
     (`lane_flash_values`); `colors`: the y ring and the allreduce.
 

@@ -31,7 +31,8 @@ static bool hasPrefillHeadsChoice(func::FuncOp main, int64_t width) {
   bool found = false;
   main.walk([&](tfm::AttentionOp attention) {
     auto query = cast<RankedTensorType>(attention.getQuery().getType());
-    found |= query.getDimSize(2) > 1 && width > attention.getNumKvHeads();
+    found |=
+        query.getDimSize(2) > 1 && width > int64_t(attention.getNumKvHeads());
   });
   return found;
 }

@@ -7,7 +7,9 @@ least one, chosen with a fixed seed) and one link, compiles and runs
 MODEL_DIR/GRAPH.onnx with `wafer-run run` on the wse2 target with and
 without those defects (extra ARGS go to both runs), and checks that the
 outputs are identical, that they match ONNX Runtime (f32: max abs error <=
-1e-4 of the largest magnitude; f16: cosine >= 0.999 and the same argmax),
+1e-4 of the largest magnitude; f16: cosine >= 0.999 and the same argmax,
+where a different pick counts as a near-tie when the reference's logit for
+it is within the run's largest logit error of the reference's best),
 that the stats report the placement, and that the timing mode gives the
 functional mode's stats on the defective fabric. Prints the cycle cost of
 the defects. Exit code 1 on any failure.
@@ -86,9 +88,17 @@ def main():
     else:
         cosine = testing.cosine(results["dead"][0], reference)
         ref = np.load(reference)
-        same_argmax = np.array_equal(np.argmax(dead_run["logits"], -1),
-                                     np.argmax(ref["logits"], -1))
-        check = f"cosine {cosine:.6f}, argmax {'same' if same_argmax else 'differs'}"
+        got, want = dead_run["logits"], ref["logits"]
+        error = float(np.abs(got - want).max())
+        picked = np.argmax(got, -1)[..., None]
+        best = np.take_along_axis(want, np.argmax(want, -1)[..., None], -1)
+        gap = (best - np.take_along_axis(want, picked, -1)).ravel()
+        ties = int(np.count_nonzero((gap > 0) & (gap <= error)))
+        same_argmax = bool(np.all(gap <= error))
+        check = (f"cosine {cosine:.6f}, argmax "
+                 f"{'same' if same_argmax else 'differs'}" +
+                 (f" ({ties} near-tie within the run's logit error "
+                  f"{error:.2e})" if ties else ""))
         ok = cosine >= 0.999 and same_argmax
     placement = results["dead"][1].get("fabric_placement")
     cycles = results["clean"][1]["cycles"], results["dead"][1]["cycles"]

@@ -45,11 +45,9 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 /// The type a distributed tensor is stored, sent and computed in.
 rt::DType dtypeOf(mlir::Value v);
 
-/// Cycles of a row instruction of these sizes (RowArgs' meaning) writing
-/// `dtype` from a first operand of type `input` (as the emulator prices).
+/// Cycles of a row instruction of these sizes (RowArgs' meaning).
 int64_t rowCycles(const rt::TimingModel &timing, rt::Opcode op, int64_t m,
-                  int64_t n, int64_t k, int64_t groups, rt::DType dtype,
-                  std::optional<rt::DType> input = std::nullopt);
+                  int64_t n, int64_t k, int64_t groups, rt::DType dtype);
 
 /// Cycles from the issue of a send of `elements` values to their arrival
 /// `hops` hops away: both ramps, the hops and the words on the link.

@@ -79,12 +79,11 @@ void plans::addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
         use.messageAlongX(message) ? grid.getWidth() : grid.getHeight();
     bool tree =
         !ring && !rt::ktreeLevels(reduced, use.allreduce.getTreeK()).empty();
-    bool wide = llvm::is_contained(use.wideMessages, message);
     if (ring && reduced > 1) {
-      scratch.push_back({BufferRole::Passing, message, elements, wide});
-      scratch.push_back({BufferRole::Arriving, message, elements, wide});
+      scratch.push_back({BufferRole::Passing, message, elements});
+      scratch.push_back({BufferRole::Arriving, message, elements});
     } else if (tree) {
-      scratch.push_back({BufferRole::Partial, message, elements, wide});
+      scratch.push_back({BufferRole::Partial, message, elements});
     }
   }
 }

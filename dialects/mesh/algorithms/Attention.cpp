@@ -38,7 +38,6 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
                      *getAllreduce(),
                      getOperation()->hasAttr("relayed"),
                      {p.perRow * p.heads * p.group * p.perRow}};
-    use.wideMessages = {0};
     return use;
   }
   // The softmax's max and sum per query head, then the weighted values;
@@ -53,7 +52,6 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
     int64_t perRow = ceilDiv(shapeOf(getKey())[2], grid.getHeight());
     use.messageElements.insert(use.messageElements.begin(), heads * perRow);
     use.crossMessages = {0};
-    use.wideMessages = {0};
   }
   return use;
 }
@@ -86,7 +84,7 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
       // row.
       PrefillLanes p = prefillLanes(*this, grid);
       int64_t rows = p.perRow * p.heads * p.group;
-      scratch.push_back({BufferRole::Scores, 0, rows * p.perRow, true});
+      scratch.push_back({BufferRole::Scores, 0, rows * p.perRow});
       scratch.push_back({BufferRole::MaxAndSum, 0, 3 * rows});
       addAllreduceScratch(*use, grid, scratch);
       return scratch;
@@ -98,10 +96,8 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
   }
   AllreduceUse use = *getAllreduceUse(grid);
   int64_t heads = scoresPerKey(grid);
-  // Partial scores over lanes are summed along x in f32.
   scratch.push_back({BufferRole::Scores, 0,
-                     heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight()),
-                     bool(getLanesPerHead())});
+                     heads * ceilDiv(shapeOf(getKey())[2], grid.getHeight())});
   scratch.push_back({BufferRole::Max, 0, heads});
   scratch.push_back({BufferRole::Sum, 0, heads});
   addAllreduceScratch(use, grid, scratch);
@@ -118,13 +114,6 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
                        int64_t groups) {
     return rowCycles(timing, op, m, n, k, groups, dtype);
   };
-  // Lane kernels writing or reading the f32 scores: priced by their output
-  // and first operand's types, as the emulator does.
-  constexpr rt::DType f32 = rt::DType::F32;
-  auto laneKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
-                        int64_t groups, rt::DType out, rt::DType in) {
-    return rowCycles(timing, op, m, n, k, groups, out, in);
-  };
   ArrayRef<int64_t> key = shapeOf(getKey());
   int64_t out = localElements(getQuery(), grid);
   if (!isDecode() && getLanesPerHead()) {
@@ -135,19 +124,21 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     int64_t tile = localElements(getKey(), grid);
     int64_t rows = p.perRow * p.heads * p.group;
     AllreduceUse use = *getAllreduceUse(grid);
-    int64_t step = laneKernel(rt::Opcode::LaneFlashScores, p.lanes,
-                              p.lanesPerHead, p.perRow, p.group, f32, dtype) +
-                   allreduceCycles(use, 0, grid, timing, interleave, dtype) +
-                   laneKernel(rt::Opcode::FlashStats, p.heads * p.group, 0,
-                              p.perRow, 1, f32, f32) +
-                   laneKernel(rt::Opcode::LaneFlashValues, p.lanes,
-                              p.lanesPerHead, p.perRow, p.group, dtype, f32);
-    return 2 * kernel(tile) + kernel(out) + timing.kernelCycles(3 * rows, f32) +
+    int64_t step =
+        rowKernel(rt::Opcode::LaneFlashScores, p.lanes, p.lanesPerHead,
+                  p.perRow, p.group) +
+        allreduceCycles(use, 0, grid, timing, interleave, dtype) +
+        rowKernel(rt::Opcode::FlashStats, p.heads * p.group, 0, p.perRow, 1) +
+        rowKernel(rt::Opcode::LaneFlashValues, p.lanes, p.lanesPerHead,
+                  p.perRow, p.group);
+    // The statistics are f32 (ScratchBuffer::elementType).
+    return 2 * kernel(tile) + kernel(out) +
+           timing.kernelCycles(3 * rows, rt::DType::F32) +
            ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, step,
                            0, 0) +
            step +
-           laneKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead,
-                      p.perRow, p.group, dtype, f32);
+           rowKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead, p.perRow,
+                     p.group);
   }
   if (!isDecode()) {
     // Copy keys and values into the travelling buffer, zero the output and
@@ -176,13 +167,13 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     int64_t group = shapeOf(getQuery())[2] / 2;
     int64_t heads = scoresPerKey(grid);
     return cycles +
-           laneKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
-                      perRow, group, f32, dtype) +
-           2 * laneKernel(rt::Opcode::Reduce, heads, perRow, 0, 1, dtype, f32) +
-           laneKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1, f32, dtype) +
-           laneKernel(rt::Opcode::DivRows, heads, perRow, 0, 1, f32, dtype) +
-           laneKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
-                      perRow, group, dtype, f32);
+           rowKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
+                     perRow, group) +
+           2 * rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::DivRows, heads, perRow, 0, 1) +
+           rowKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
+                     perRow, group);
   }
   // Scores, their max, exponentials, sum and the weighted values, each
   // combined along y.

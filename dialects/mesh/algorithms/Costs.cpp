@@ -23,11 +23,11 @@ rt::DType plans::dtypeOf(Value v) {
 
 int64_t plans::rowCycles(const rt::TimingModel &timing, rt::Opcode op,
                          int64_t m, int64_t n, int64_t k, int64_t groups,
-                         rt::DType dtype, std::optional<rt::DType> input) {
+                         rt::DType dtype) {
   rt::kernels::RowArgs args;
   args.m = m, args.n = n, args.k = k, args.groups = groups;
-  return timing.kernelCycles(rt::kernels::rowKernelCounts(op, args).work, dtype,
-                             input);
+  return timing.kernelCycles(rt::kernels::rowKernelCounts(op, args).work,
+                             dtype);
 }
 
 int64_t plans::messageCycles(const rt::TimingModel &timing, int64_t elements,
@@ -83,8 +83,6 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
   int64_t values = use.messageElements[message];
   if (n <= 1)
     return 0;
-  if (llvm::is_contained(use.wideMessages, message))
-    dtype = rt::DType::F32;
   int64_t combine = timing.kernelCycles(values, dtype);
   AllreduceAttr allreduce = use.allreduce;
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)

@@ -343,11 +343,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     KernelSlots s{slotOrNone(op.out), slotOrNone(op.in1), slotOrNone(op.in2),
                   slotOrNone(op.in3)};
     int64_t work = data->kernel(id, op, s, values);
-    // An f32 result of f16 operands (lane scores) runs at the mixed rate.
-    int64_t cycles = timing.kernelCycles(
-        work, p.buffers[op.out].dtype,
-        op.in1 < 0 ? std::nullopt
-                   : std::optional<DType>(p.buffers[op.in1].dtype));
+    int64_t cycles = timing.kernelCycles(work, p.buffers[op.out].dtype);
     c.compute += cycles;
     c.computeTotal += cycles;
     if (op.streamed) {

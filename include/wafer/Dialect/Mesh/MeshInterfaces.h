@@ -78,15 +78,12 @@ struct ScratchBuffer {
   /// Which of the op's allreduces it serves (AllreduceUse::messageElements).
   unsigned message = 0;
   int64_t elements = 0;
-  /// f32 whatever the op's type (attention's partial scores over lanes,
-  /// summed across a row of cores).
-  bool wide = false;
 
   /// The buffer's name after the op's tag, e.g. "_a_next" or "_partial1".
   std::string suffix() const;
   /// Its element type for an op computing in `opElement`: f32 for running
   /// softmax statistics (a sum over thousands of keys needs more than f16's
-  /// 11 bits) and wide buffers, otherwise the op's.
+  /// 11 bits), otherwise the op's.
   mlir::Type elementType(mlir::Type opElement) const;
 };
 
@@ -101,8 +98,6 @@ struct AllreduceUse {
   /// The messages combined along the other axis (decode attention's lane
   /// scores, summed over a row of cores before the softmax along y).
   std::vector<unsigned> crossMessages;
-  /// The messages summed in f32 whatever the op's type (wide buffers).
-  std::vector<unsigned> wideMessages;
 
   bool messageAlongX(unsigned message) const {
     return llvm::is_contained(crossMessages, message) ? !alongX : alongX;

@@ -13,7 +13,6 @@
 #include "wafer/Runtime/Program.h"
 
 #include <cstdint>
-#include <optional>
 #include <utility>
 
 namespace wafer::rt {
@@ -29,19 +28,14 @@ public:
   /// Cycles of `work` multiply-accumulates (or element operations) at
   /// `macsPerCycle`.
   static int64_t kernelCycles(int64_t work, double macsPerCycle);
-  /// Cycles of `work` operations writing a buffer of type `dtype` from
-  /// operands of type `input` (f16 into f32: the mixed rate).
-  int64_t kernelCycles(int64_t work, DType dtype,
-                       std::optional<DType> input = std::nullopt) const {
-    return kernelCycles(work, macsPerCycle(dtype, input));
+  /// Cycles of `work` operations writing a buffer of type `dtype`.
+  int64_t kernelCycles(int64_t work, DType dtype) const {
+    return kernelCycles(work, macsPerCycle(dtype));
   }
   /// The rate kernels run at: the SIMD rate, slowed by the memory access
   /// the core cannot overlap with it (memory_cycles_per_op per operation).
-  double macsPerCycle(DType dtype,
-                      std::optional<DType> input = std::nullopt) const {
+  double macsPerCycle(DType dtype) const {
     double simd = dtype == DType::F16 ? t.macsPerCycleF16 : t.macsPerCycleF32;
-    if (dtype == DType::F32 && input == DType::F16)
-      simd = t.macsPerCycleF16AccF32;
     if (t.memoryCyclesPerOp == 0)
       return simd; // exactly, so that whole kernels stay whole cycles
     return 1.0 / (1.0 / simd + t.memoryCyclesPerOp);
