@@ -231,8 +231,21 @@ Error Generation::compilePrograms() {
   return Error::success();
 }
 
+/// Whether a program's attention splits its heads into lanes.
+static bool attentionOverLanes(const rt::Program &program) {
+  return llvm::any_of(program.ops, [](const rt::OpInfo &op) {
+    return op.kind == "attention" &&
+           StringRef(op.algorithm).ends_with("-lanes");
+  });
+}
+
 Error Generation::compileHandoff(mlir::ModuleOp prefillModule) {
   CompileOptions prefillCompile = options.prefill;
+  // The decode caches take the prefill's keys and values where they lie,
+  // so both must split the heads alike: decode uses lanes on any grid
+  // wider than the KV heads, and so does an unforced prefill here.
+  if (prefillCompile.prefillHeads == "auto")
+    prefillCompile.prefillHeads = "lanes";
   prefillCompile.kv = decodeCompile.kv;
   prefillCompile.handoffCapacity = decodeCompile.kvCapacity;
   mlir::OwningOpRef<mlir::ModuleOp> copy(prefillModule.clone());
@@ -258,6 +271,11 @@ Error Generation::compileHandoff(mlir::ModuleOp prefillModule) {
   auto decode = compileModule(**module, resident);
   if (!decode)
     return decode.takeError();
+  if (attentionOverLanes(*prefill) != attentionOverLanes(*decode))
+    return createStringError(inconvertibleErrorCode(),
+                             "the prefill keeps whole KV heads along x "
+                             "(--prefill-heads whole) and the decode splits "
+                             "them into lanes");
   prefillProgram = std::move(*prefill);
   decodeProgram = std::move(*decode);
   handoffPairs = std::move(pairs);
