@@ -390,6 +390,7 @@ LogicalResult RowsOp::verify() {
   if (sizes.size() != extents->size())
     return emitOpError("needs ")
            << extents->size() << " buffers, has " << sizes.size();
+  rt::raiseToBufferHeads(opcode, getGroups(), k, sizes, *extents);
   for (auto [ref, size, need] : llvm::zip(refs, sizes, *extents))
     if (size < need)
       return emitOpError("buffer ")

@@ -4,6 +4,7 @@
 #include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 
 namespace wafer {
 #define GEN_PASS_DEF_CONVERTTFMTOMESH
@@ -136,8 +137,9 @@ struct ConvertTfmToMeshPass
   }
 
   /// Plans a copy of the module with or without prefill lanes and prices
-  /// it (a K-tree left open is priced with K = 2, the placement the one
-  /// mesh-place-interleave will choose).
+  /// it (a K-tree left open is priced with K = 2, not the K
+  /// mesh-choose-ktree will pick for the whole plan; the placement is the
+  /// one mesh-place-interleave will choose).
   CandidatePlan candidate(ModuleOp module, mesh::GridAttr grid,
                           const rt::Target &target, Type elementType,
                           bool lanes) {
@@ -150,7 +152,8 @@ struct ConvertTfmToMeshPass
     CandidatePlan plan;
     if (failed(Planner(main, grid, gemm, allreduce, ktreeK ? ktreeK : 2,
                        elementType, lanes)
-                   .run()))
+                   .run()) ||
+        failed(mlir::verify(*copy)))
       return plan;
     plan.planned = true;
     rt::TimingModel timing(target);

@@ -1,13 +1,15 @@
-//===- PlanLanes.cpp - Decode attention with heads split into lanes -------===//
+//===- PlanLanes.cpp - Attention with heads split into lanes
+//---------------===//
 //
 // On a grid wider than the KV heads, whole heads along x would leave all
 // but KVH columns without attention work, q/k/v/o weights or caches. The
-// decode plan then splits the head dimension too: a lane is a pair of one
-// KV head's dimensions, lanes go along x like any vector, and q keeps its G
-// query heads per lane ([1, lanes, G * 2]). The host permutes the weights'
-// columns (q, k, v) and rows (o) and the caches into lane order, so every
-// permutation is free; attention sums its partial scores along x (paper
-// section 4.2's ReduceAdd of Q x K^T along X).
+// decode plan (and the prefill plan, unless convert-tfm-to-mesh's choice
+// keeps whole heads) then splits the head dimension too: a lane is a pair
+// of one KV head's dimensions, lanes go along x, and q keeps its G query
+// heads per lane ([L, lanes, G * 2]). The host permutes the weights'
+// columns (q, k, v) and rows (o), the RoPE tables and the caches into lane
+// order, so every permutation is free; attention sums its partial scores
+// along x (paper section 4.2's ReduceAdd of Q x K^T along X).
 //
 //===----------------------------------------------------------------------===//
 #include "TfmToMeshPlanner.h"
@@ -85,6 +87,9 @@ FailureOr<Planner::LaneWeight> Planner::laneWeight(Operation *op,
   form = lw.intoLanes ? laneProjections.lookup(op)
                       : laneValues.lookup(plannedValues.lookup(lhsValue));
   int64_t perHead = form.kvHeads * form.headDim;
+  if (perHead <= 0)
+    return op->emitError("convert-tfm-to-mesh: a projection into or out of "
+                         "lanes without its attention's lane form");
   int64_t features = lw.intoLanes ? lw.n : lw.k;
   if (features % perHead != 0)
     return op->emitError("convert-tfm-to-mesh: ")

@@ -176,7 +176,7 @@ private:
                         mesh::LayoutAttr layout);
 
   //===--------------------------------------------------------------------===//
-  // Decode attention over lanes (PlanLanes.cpp)
+  // Attention over lanes (PlanLanes.cpp)
   //===--------------------------------------------------------------------===//
 
   /// How one attention's heads are split into lanes: a lane is a pair of a
@@ -222,8 +222,9 @@ private:
                                 ArrayRef<NamedDim> target,
                                 ArrayRef<int64_t> shape,
                                 mesh::LayoutAttr layout);
-  /// Whether a decode attention on this grid splits its heads into lanes:
-  /// the grid is wider than its KV heads.
+  /// Whether an attention on this grid splits its heads into lanes: the
+  /// grid is wider than its KV heads (and, in prefill, the plan chose
+  /// lanes).
   std::optional<LaneForm> laneFormOf(tfm::AttentionOp attention);
   /// A GEMV into lanes (q, k, v: [1, lanes, G * 2]) or out of them (the
   /// output projection).
@@ -233,7 +234,8 @@ private:
   // which these insert into.
   LogicalResult planLaneRope(tfm::RopeOp op, LaneForm form);
   LogicalResult planLaneConcat(tfm::ConcatOp op, LaneForm form);
-  /// The host's view reading back a cache of lanes in graph order.
+  /// The host's view reading back a cache of lanes (decode) or keys or
+  /// values over lanes (prefill) in graph order.
   void collectLanes(mesh::CollectOp collect, const LaneForm &form,
                     bool headsFirst);
   /// Whether a planned value is a prefill attention's keys or values.
@@ -259,7 +261,7 @@ private:
   DenseMap<std::pair<Value, Type>, Value> relayouts;
   /// Projections attention reads as heads: their KV head count.
   DenseMap<Operation *, int64_t> headProjections;
-  /// Projections decode attention reads as lanes.
+  /// Projections attention reads as lanes.
   DenseMap<Operation *, LaneForm> laneProjections;
   /// Planned (mesh) values in lane form.
   DenseMap<Value, LaneForm> laneValues;

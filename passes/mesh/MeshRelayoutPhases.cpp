@@ -98,7 +98,18 @@ struct MeshRelayoutPhasesPass
     auto handoff = builder.create<mesh::KvHandoffOp>(
         loc, cacheType, present,
         mesh::KvPolicyAttr::get(builder.getContext(), policy), nullptr);
+    // Lanes: the present [S, KVH * D / 2, 2] viewed [S, KVH, D / 2, 2] and
+    // permuted into head dimensions (planner's collectLanes).
     std::optional<ArrayRef<int64_t>> lanes = presentCollect.getView();
+    std::optional<ArrayRef<int64_t>> order = presentCollect.getPermutation();
+    if (lanes && (dim != 2 || lanes->size() != 4 || (*lanes)[0] != cache.past ||
+                  (*lanes)[1] * (*lanes)[2] != heads || (*lanes)[3] != 2 ||
+                  !order || order->size() != 4))
+      return getOperation().emitError()
+             << "mesh-relayout-phases: '" << name
+             << "' is read back through a view that is not one of attention "
+                "lanes ([S, KVH, D / 2, 2]), which the hand-off cannot "
+                "follow";
     if (!lanes) {
       auto readBack = builder.create<mesh::CollectOp>(
           loc,
@@ -112,7 +123,7 @@ struct MeshRelayoutPhasesPass
     // head dimensions, (u, i) for rotate-half pairs; the cache is read the
     // same way, [1, KVH, D / 2, slots, 2].
     int64_t kvHeads = (*lanes)[1], half = (*lanes)[2];
-    bool rotateHalf = presentCollect.getPermutation()->back() == 2;
+    bool rotateHalf = order->back() == 2;
     auto readBack = builder.create<mesh::CollectOp>(
         loc,
         RankedTensorType::get({1, kvHeads, cache.past, 2 * half},

@@ -337,6 +337,10 @@ private:
         rowKernelExtents(in.op, in.m, in.groups, in.k, in.n);
     if (!extents)
       return extents.takeError();
+    std::vector<int64_t> sizes;
+    for (int32_t buf : in.bufs)
+      sizes.push_back(elems(buf));
+    raiseToBufferHeads(in.op, in.groups, in.k, sizes, *extents);
     for (auto [buf, need] : llvm::zip(in.bufs, *extents))
       if (need > elems(buf))
         return err(formatv("needs {0} elements of buffer '{1}', which has {2}",

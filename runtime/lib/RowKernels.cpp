@@ -33,6 +33,20 @@ void elementwise(Opcode op, const float *a, const float *b, float *out,
   }
 }
 
+/// The head of local lane j when the first is `first`, n lanes a head; -1
+/// before lane 0. Lane indices are clamped (a malformed bundle's expression
+/// may be anything), so the sum cannot overflow.
+static int64_t laneHead(int64_t first, int64_t j, int64_t n) {
+  int64_t lane =
+      std::clamp<int64_t>(first, -(int64_t(1) << 50), int64_t(1) << 50) + j;
+  return lane < 0 ? -1 : lane / n;
+}
+
+/// A global position clamped far beyond any sequence.
+static int64_t clampPosition(int64_t p) {
+  return std::clamp<int64_t>(p, -(int64_t(1) << 50), int64_t(1) << 50);
+}
+
 RowResult rowKernel(Opcode op, const RowArgs &r) {
   const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
   float *out = r.out;
@@ -129,7 +143,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
             key < r.expr ? 0.0f : -std::numeric_limits<float>::infinity();
     int64_t valid = std::clamp<int64_t>(r.expr, 0, k);
     for (int64_t j = 0; j < m; ++j) {
-      int64_t head = (r.expr2 + j) / n;
+      int64_t head = laneHead(r.expr2, j, n);
       if (head < 0 || head >= heads)
         continue;
       const float *keys = r.b + j * k * 2;
@@ -146,7 +160,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
   case Opcode::LaneValues: {
     int64_t heads = k == 0 ? 0 : r.aElements / (g * k);
     for (int64_t j = 0; j < m; ++j) {
-      int64_t head = (r.expr + j) / n;
+      int64_t head = laneHead(r.expr, j, n);
       const float *values = r.b + j * k * 2;
       for (int64_t q = 0; q < g; ++q) {
         float *acc = out + (j * g + q) * 2;
@@ -196,7 +210,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
           float *acc = out + (qi * k + h) * g * n + j * n;
           float blockMax = -std::numeric_limits<float>::infinity();
           for (int64_t kj = 0; kj < m; ++kj) {
-            if (r.expr + kj > r.expr2 + qi) {
+            if (clampPosition(r.expr) + kj > clampPosition(r.expr2) + qi) {
               scores[kj] = -std::numeric_limits<float>::infinity();
               continue;
             }
@@ -234,7 +248,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     float scale = float(r.scalar);
     std::fill_n(out, k * heads * g * k, 0.0f);
     for (int64_t j = 0; j < m; ++j) {
-      int64_t head = (r.expr + j) / n;
+      int64_t head = laneHead(r.expr, j, n);
       if (head < 0 || head >= heads)
         continue;
       for (int64_t qi = 0; qi < k; ++qi)
@@ -259,7 +273,10 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
         float *p = out + at * k;
         float &runSum = ml[at], &runMax = ml[rows + at],
               &factor = ml[2 * rows + at];
-        int64_t visible = std::clamp<int64_t>(r.expr2 + qi - r.expr + 1, 0, k);
+        // Positions are clamped (a malformed bundle's may be anything), so
+        // the difference cannot overflow.
+        int64_t visible = std::clamp<int64_t>(
+            clampPosition(r.expr2) + qi - clampPosition(r.expr) + 1, 0, k);
         factor = 1.0f;
         if (visible == 0) {
           std::fill_n(p, k, 0.0f);
@@ -285,7 +302,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     const float *values = r.b + k * m * 2;
     const float *factors = r.c + 2 * k * heads * g;
     for (int64_t j = 0; j < m; ++j) {
-      int64_t head = (r.expr + j) / n;
+      int64_t head = laneHead(r.expr, j, n);
       if (head < 0 || head >= heads)
         continue;
       for (int64_t qi = 0; qi < k; ++qi)
@@ -306,7 +323,7 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
   case Opcode::LaneDivRows: {
     int64_t heads = k == 0 ? 0 : r.aElements / (3 * k * g);
     for (int64_t j = 0; j < m; ++j) {
-      int64_t head = (r.expr + j) / n;
+      int64_t head = laneHead(r.expr, j, n);
       if (head < 0 || head >= heads)
         continue;
       for (int64_t qi = 0; qi < k; ++qi)

@@ -31,6 +31,17 @@ int rowKernelOperands(Opcode op) {
   }
 }
 
+void raiseToBufferHeads(Opcode op, int64_t groups, int64_t k,
+                        llvm::ArrayRef<int64_t> bufferElements,
+                        std::vector<int64_t> &extents) {
+  if (op != Opcode::LaneFlashValues || k == 0 || bufferElements.size() < 4 ||
+      extents.size() < 4)
+    return;
+  // Both products stay below 2^40 times the scores' size: no overflow.
+  int64_t heads = bufferElements[1] / (groups * k * k);
+  extents[3] = std::max(extents[3], 3 * k * groups * heads);
+}
+
 int rowKernelExpressions(Opcode op) {
   switch (op) {
   case Opcode::AttnScores:

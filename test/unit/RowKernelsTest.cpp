@@ -1010,6 +1010,12 @@ TEST(RowKernelExtents, OperandSizes) {
   EXPECT_EQ(extents(Opcode::FlashStats, 6, 1, 5, 0), (V{150, 90}));
   EXPECT_EQ(extents(Opcode::LaneFlashValues, 2, 3, 5, 4), (V{60, 75, 40, 45}));
   EXPECT_EQ(extents(Opcode::LaneDivRows, 2, 3, 5, 4), (V{60, 45}));
+  // lane_flash_values reads as many heads of its statistics as its scores
+  // hold: 2 heads of [3 queries, 1 group, 3 keys] need 18 statistics.
+  std::vector<int64_t> values = extents(Opcode::LaneFlashValues, 2, 1, 3, 2);
+  EXPECT_EQ(values, (V{12, 9, 24, 9}));
+  raiseToBufferHeads(Opcode::LaneFlashValues, 1, 3, {12, 18, 24, 9}, values);
+  EXPECT_EQ(values, (V{12, 9, 24, 18}));
   // Empty row counts are allowed outside regrid.
   EXPECT_EQ(extents(Opcode::Reduce, 0, 1, 0, 3), (V{0, 0}));
   EXPECT_EQ(extents(Opcode::AttnScores, 0, 1, 0, 0), (V{0, 0, 0}));

@@ -149,7 +149,9 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     int64_t group = shapeOf(getQuery())[2] / dim;
     int64_t flash =
         rowKernel(rt::Opcode::FlashStep, perRow, dim, kvHeads, group);
-    return 2 * kernel(tile) + kernel(out) + kernel(2 * out / dim) +
+    // The statistics are f32 (ScratchBuffer::elementType).
+    return 2 * kernel(tile) + kernel(out) +
+           timing.kernelCycles(2 * out / dim, rt::DType::F32) +
            ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, flash,
                            0, 0) +
            flash +

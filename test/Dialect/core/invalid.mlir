@@ -993,9 +993,11 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
   core.buffer @o[12] : f32 at 0
   core.buffer @s[18] : f32 at 48
   core.buffer @kv[24] : f32 at 120
-  core.buffer @ml[8] : f32 at 216
+  core.buffer @ml[9] : f32 at 216
   core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
-    // expected-error @+1 {{buffer @ml has 8 elements, needs 9}}
+    // The scores hold 2 heads (18 = 3 queries x 2 x 3 keys): so must the
+    // statistics.
+    // expected-error @+1 {{buffer @ml has 9 elements, needs 18}}
     core.rows <lane_flash_values> [@o, @s, @kv, @ml] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64, valid = "lx * 2"}
   }
 }

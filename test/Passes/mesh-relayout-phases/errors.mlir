@@ -34,3 +34,15 @@ module attributes {mesh.grid = #mesh.grid<2x2>, mesh.target = #mesh.target<base 
     return %x : tensor<4x2x4xf32>
   }
 }
+
+// -----
+
+// A view that merges heads is not one of attention lanes.
+// CHECK: error: mesh-relayout-phases: 'present.0.key' is read back through a view that is not one of attention lanes ([S, KVH, D / 2, 2]), which the hand-off cannot follow
+module attributes {mesh.grid = #mesh.grid<2x2>, mesh.target = #mesh.target<base = "wse2">} {
+  func.func @main(%x: tensor<4x2x4xf32>) -> tensor<4x8xf32> attributes {tfm.output_names = ["present.0.key"]} {
+    %d = mesh.distribute %x : tensor<4x2x4xf32> -> tensor<4x2x4xf32, #mesh.layout<[y:2, x:2, *]>>
+    %o = mesh.collect %d {view = array<i64: 4, 8>} : tensor<4x2x4xf32, #mesh.layout<[y:2, x:2, *]>> -> tensor<4x8xf32>
+    return %o : tensor<4x8xf32>
+  }
+}

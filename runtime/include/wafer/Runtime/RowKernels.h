@@ -1,7 +1,8 @@
 //===- RowKernels.h - The emulator's vector kernels -------------*- C++ -*-===//
 //
 // The arithmetic of the element-wise and row instructions (Program.h,
-// Opcode::Max .. Opcode::FlashStep), apart from the emulator's scheduling.
+// Opcode::Max .. Opcode::LaneValues, Opcode::LaneFlashScores ..
+// Opcode::LaneDivRows), apart from the emulator's scheduling.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_ROWKERNELS_H

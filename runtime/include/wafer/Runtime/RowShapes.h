@@ -1,7 +1,8 @@
 //===- RowShapes.h - Operands of the row instructions -----------*- C++ -*-===//
 //
 // Part of the program format: how many buffers each row instruction
-// (Program.h, Opcode::Reduce .. Opcode::FlashStep) takes and how many
+// (Program.h, Opcode::Reduce .. Opcode::LaneValues and
+// Opcode::LaneFlashScores .. Opcode::LaneDivRows) takes and how many
 // elements of each it touches. The verifier of core.rows, the bundle
 // validator and the dump read these, and the work each does, which the
 // emulator prices and the closed-form estimates add up; the arithmetic is
@@ -13,6 +14,7 @@
 
 #include "wafer/Runtime/Program.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <algorithm>
@@ -20,9 +22,18 @@
 
 namespace wafer::rt {
 
-/// The buffers a row instruction (Reduce .. FlashStep, not Swiglu) takes;
+/// The buffers a row instruction (Reduce .. LaneValues and LaneFlashScores
+/// .. LaneDivRows) takes;
 /// 0 for every other opcode.
 int rowKernelOperands(Opcode op);
+
+/// The extents with what kernels that take a head count from one buffer's
+/// size read of the others: LaneFlashValues reads as many heads of its
+/// statistics (buffer 3) as its scores (buffer 1) hold.
+/// `bufferElements` are the buffers' sizes, in operand order.
+void raiseToBufferHeads(Opcode op, int64_t groups, int64_t k,
+                        llvm::ArrayRef<int64_t> bufferElements,
+                        std::vector<int64_t> &extents);
 
 /// How many integer expressions (Instr::expr, expr2) a row instruction
 /// carries: 0, 1 or 2.
@@ -52,7 +63,8 @@ struct RowArgs {
   /// keys; Regrid: the source and this core's axis positions; FlashStep:
   /// the global positions of the first key and the first query.
   int64_t expr = 0, expr2 = 0;
-  /// Regrid: elements of out and a (their slot counts).
+  /// Elements of out and a: Regrid's slot counts; the lane kernels' head
+  /// counts.
   int64_t outElements = 0, aElements = 0;
 };
 
