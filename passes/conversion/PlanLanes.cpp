@@ -146,10 +146,7 @@ LogicalResult Planner::planLaneGemm(Operation *op, Value lhsValue, Value weight,
   }
   if (failed(lhs))
     return failure();
-  auto gemm = builder.create<mesh::GemmOp>(
-      loc, resultType, *lhs, rhs,
-      mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
-  plannedValues[op->getResult(0)] = gemm.getResult();
+  mesh::GemmOp gemm = planGemm(op, resultType, *lhs, rhs);
   if (lw->intoLanes)
     laneValues[gemm.getResult()] = lw->form;
   return success();

@@ -218,10 +218,7 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
   }
   if (failed(lhs))
     return failure();
-  auto gemm = builder.create<mesh::GemmOp>(
-      loc, resultType, *lhs, rhs,
-      mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
-  plannedValues[op->getResult(0)] = gemm.getResult();
+  planGemm(op, resultType, *lhs, rhs);
   return success();
 }
 

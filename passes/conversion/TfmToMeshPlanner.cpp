@@ -233,11 +233,17 @@ LogicalResult Planner::planProduct(Operation *op, Value lhsValue,
     return failure();
   auto resultType =
       RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+  planGemm(op, resultType, *lhs, *rhs);
+  return success();
+}
+
+mesh::GemmOp Planner::planGemm(Operation *op, RankedTensorType resultType,
+                               Value lhs, Value rhs) {
   auto gemm = builder.create<mesh::GemmOp>(
-      op->getLoc(), resultType, *lhs, *rhs,
+      op->getLoc(), resultType, lhs, rhs,
       mesh::GemmAlgorithmAttr::get(op->getContext(), gemmAlgorithm), nullptr);
   plannedValues[op->getResult(0)] = gemm.getResult();
-  return success();
+  return gemm;
 }
 
 LogicalResult Planner::planElementwise(Operation *op, Value lhsValue,

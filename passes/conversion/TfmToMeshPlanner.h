@@ -111,6 +111,9 @@ private:
   /// mesh.gemv when lhs has one row.
   LogicalResult planProduct(Operation *op, Value lhsValue, Value rhsValue,
                             bool transposeRhs);
+  /// A mesh.gemm with the --gemm algorithm planned for `op`'s result.
+  mesh::GemmOp planGemm(Operation *op, RankedTensorType resultType, Value lhs,
+                        Value rhs);
 
   /// The allreduce of a GEMV, rms_norm or decode attention: a K-tree with
   /// K = `ktreeK`, left open when it is 0 (mesh-choose-ktree picks it once

@@ -47,6 +47,21 @@ static int64_t clampPosition(int64_t p) {
   return std::clamp<int64_t>(p, -(int64_t(1) << 50), int64_t(1) << 50);
 }
 
+/// Calls f(j, head, qi, q) for every local lane j of one of `heads` KV
+/// heads, query row qi < k and query head q < groups of the prefill lane
+/// kernels (lanes outside the heads hold padding and are skipped).
+template <typename F>
+static void forEachLaneQuery(const RowArgs &r, int64_t heads, F f) {
+  for (int64_t j = 0; j < r.m; ++j) {
+    int64_t head = laneHead(r.expr, j, r.n);
+    if (head < 0 || head >= heads)
+      continue;
+    for (int64_t qi = 0; qi < r.k; ++qi)
+      for (int64_t q = 0; q < r.groups; ++q)
+        f(j, head, qi, q);
+  }
+}
+
 RowResult rowKernel(Opcode op, const RowArgs &r) {
   const int64_t m = r.m, g = r.groups, k = r.k, n = r.n;
   float *out = r.out;
@@ -247,20 +262,15 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     int64_t heads = k == 0 ? 0 : r.outElements / (g * k * k);
     float scale = float(r.scalar);
     std::fill_n(out, k * heads * g * k, 0.0f);
-    for (int64_t j = 0; j < m; ++j) {
-      int64_t head = laneHead(r.expr, j, n);
-      if (head < 0 || head >= heads)
-        continue;
-      for (int64_t qi = 0; qi < k; ++qi)
-        for (int64_t q = 0; q < g; ++q) {
+    forEachLaneQuery(
+        r, heads, [&](int64_t j, int64_t head, int64_t qi, int64_t q) {
           const float *query = r.a + ((qi * m + j) * g + q) * 2;
           float *scores = out + ((qi * heads + head) * g + q) * k;
           for (int64_t key = 0; key < k; ++key) {
             const float *kj = r.b + (key * m + j) * 2;
             scores[key] += scale * (query[0] * kj[0] + query[1] * kj[1]);
           }
-        }
-    }
+        });
     break;
   }
   case Opcode::FlashStats: {
@@ -301,12 +311,8 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
     int64_t heads = k == 0 ? 0 : r.aElements / (g * k * k);
     const float *values = r.b + k * m * 2;
     const float *factors = r.c + 2 * k * heads * g;
-    for (int64_t j = 0; j < m; ++j) {
-      int64_t head = laneHead(r.expr, j, n);
-      if (head < 0 || head >= heads)
-        continue;
-      for (int64_t qi = 0; qi < k; ++qi)
-        for (int64_t q = 0; q < g; ++q) {
+    forEachLaneQuery(
+        r, heads, [&](int64_t j, int64_t head, int64_t qi, int64_t q) {
           int64_t row = (qi * heads + head) * g + q;
           const float *p = r.a + row * k;
           float *acc = out + ((qi * m + j) * g + q) * 2;
@@ -316,24 +322,18 @@ RowResult rowKernel(Opcode op, const RowArgs &r) {
             a1 += p[key] * values[(key * m + j) * 2 + 1];
           }
           acc[0] = a0, acc[1] = a1;
-        }
-    }
+        });
     break;
   }
   case Opcode::LaneDivRows: {
     int64_t heads = k == 0 ? 0 : r.aElements / (3 * k * g);
-    for (int64_t j = 0; j < m; ++j) {
-      int64_t head = laneHead(r.expr, j, n);
-      if (head < 0 || head >= heads)
-        continue;
-      for (int64_t qi = 0; qi < k; ++qi)
-        for (int64_t q = 0; q < g; ++q) {
-          float sum = r.a[(qi * heads + head) * g + q];
-          float *acc = out + ((qi * m + j) * g + q) * 2;
-          if (sum != 0.0f)
-            acc[0] /= sum, acc[1] /= sum;
-        }
-    }
+    forEachLaneQuery(r, heads,
+                     [&](int64_t j, int64_t head, int64_t qi, int64_t q) {
+                       float sum = r.a[(qi * heads + head) * g + q];
+                       float *acc = out + ((qi * m + j) * g + q) * 2;
+                       if (sum != 0.0f)
+                         acc[0] /= sum, acc[1] /= sum;
+                     });
     break;
   }
   default:
