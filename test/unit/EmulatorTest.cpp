@@ -465,6 +465,38 @@ TEST(Emulator, ThreadsDoNotChangeResultsOrCycles) {
   EXPECT_EQ(one.outputs.at("C").data, four.outputs.at("C").data);
 }
 
+TEST(Emulator, AWriteAfterASendWaitsForItWhateverTheThreads) {
+  // 32x32 cores shift 64 values each along x and at once zero what they
+  // sent: the zeroing waits until the message has left the core, which a
+  // core run by a thread of a parallel batch learns only when the batch
+  // commits its send.
+  constexpr int64_t n = 32, values = 64;
+  Program p = ringShiftProgram(n, n, /*interleave=*/true);
+  p.buffers = {{"a", values, DType::F32, 0},
+               {"b", values, DType::F32, 4 * values},
+               {"c", 1, DType::F32, 8 * values}};
+  p.roles[0].body = {instr(Opcode::Send, {0}, 0), instr(Opcode::Zero, {0}),
+                     mark(0), instr(Opcode::Recv, {1}, 0), mark(1)};
+  p.inputs[0].shape = p.inputs[0].sourceShape = {n, n * values};
+  p.outputs[0].shape = {n, n * values};
+  p.outputs[0].buffer = 1;
+  NDArrayMap in = iotaInput("x", {n, n * values});
+  RunResult one = run(p, in, 1);
+  ASSERT_EQ(one.stats.ops.size(), 2u);
+  EXPECT_GE(one.stats.ops[0].cycles, values);
+  for (unsigned threads : {2u, 3u}) {
+    RunResult more = run(p, in, threads);
+    ASSERT_EQ(more.stats.ops.size(), 2u);
+    EXPECT_EQ(one.stats.ops[0].cycles, more.stats.ops[0].cycles) << threads;
+    EXPECT_EQ(one.stats.cycles, more.stats.cycles) << threads;
+    EXPECT_EQ(one.outputs.at("out").data, more.outputs.at("out").data);
+  }
+  // What the receivers got is what was sent, before the zeroing.
+  const std::vector<float> &out = one.outputs.at("out").data;
+  EXPECT_EQ(out[0], float(values));
+  EXPECT_EQ(out[values - 1], float(2 * values - 1));
+}
+
 TEST(Emulator, RotateSlotsAndStatsJson) {
   Program p = relayProgram();
   Instr rot = instr(Opcode::RotateSlots, {0});

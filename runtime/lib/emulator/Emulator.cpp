@@ -10,10 +10,11 @@
 // Scheduling is a discrete-event loop over batches: the ready cores with the
 // smallest time run until they block on a recv, finish, or reach a send at
 // a later time. Sends enter the network in (time, y, x) order: a batch run
-// in parallel stops its cores at each send and commits the sends in (y, x)
-// order; a batch run on one thread commits each send as its core issues it,
-// cores in (y, x) order. Only commits touch shared state, so results and
-// cycle counts do not depend on the number of host threads.
+// in parallel keeps its cores' sends in outboxes and commits them in (y, x)
+// order (band by band at once where their messages stay in the senders'
+// bands); a batch run on one thread commits each send as its core issues
+// it, cores in (y, x) order. Only commits touch shared state, so results
+// and cycle counts do not depend on the number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
 // per-instruction step(), the event loop that batches it and the session
@@ -23,10 +24,12 @@
 //===----------------------------------------------------------------------===//
 #include "DataPath.h"
 #include "HostIO.h"
+#include "HugePages.h"
 #include "Network.h"
 #include "Progress.h"
 #include "ReadyQueue.h"
 #include "RoleCode.h"
+#include "SpinTeam.h"
 
 #include "wafer/Runtime/Bundle.h"
 #include "wafer/Runtime/Emulator.h"
@@ -61,7 +64,8 @@ struct MarkRecord {
   int64_t op = 0, time = 0, compute = 0, words = 0, messages = 0;
 };
 
-enum class Status : uint8_t { Ready, Blocked, Done };
+/// Failed: the core stopped with an error (Scheduler::errors).
+enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
 struct Core {
   int64_t time = 0;
@@ -79,7 +83,11 @@ struct Core {
     int64_t count = 0, iteration = 0;
   };
   SmallVector<Loop, 2> loops;
-  std::optional<Outgoing> outbox;
+  /// Sends issued in a parallel batch, committed in order after it, and
+  /// whether all their messages stay in the sender's band of rows (of
+  /// columns): Scheduler::commitBatch.
+  SmallVector<Outgoing, 1> outbox;
+  bool rowBandSends = true, columnBandSends = true;
   /// The end of a CombineRelay's stream: the core is busy until the last
   /// word it forwards has left.
   int64_t streamEnd = 0;
@@ -87,7 +95,6 @@ struct Core {
   SmallVector<std::pair<int32_t, int64_t>, 2> sending;
   /// Marks passed in a parallel batch, flushed when the batch commits.
   SmallVector<MarkRecord, 0> marks;
-  std::string error;
 };
 
 /// A traced core's spans since the last mark (their op is the next mark's),
@@ -123,7 +130,11 @@ public:
 
 private:
   void chooseTracedCores();
-  void budgetExceeded(int32_t id, Core &c) const;
+  void budgetExceeded(int32_t id, Core &c);
+  void setError(int32_t id, Core &c, std::string message) {
+    errors[id] = std::move(message);
+    c.status = Status::Failed;
+  }
   /// Records a span of a traced core, merged into the previous one when it
   /// continues it.
   void span(int32_t id, Core &c, TracePhase phase, int64_t start,
@@ -146,10 +157,54 @@ private:
   /// network as it issues them and it runs on.
   enum class Turn { Parallel, InTurn };
   void runCore(int32_t id, int64_t batchTime, Turn turn);
+  /// Whether the op, in a parallel batch, writes storage that a send of the
+  /// batch still reads: when the storage is free again is known only once
+  /// the send is committed, so the core stops there until then.
+  bool waitsForCommit(int32_t id, const Core &c, const Op &op) const {
+    if (c.outbox.empty())
+      return false;
+    auto pending = [&](int32_t buf) {
+      if (buf < 0)
+        return false;
+      int32_t slot = slotOf(id, buf);
+      return llvm::any_of(c.outbox,
+                          [&](const Outgoing &o) { return o.storage == slot; });
+    };
+    switch (op.kind) {
+    case Step::Send:
+    case Step::Swap:
+    case Step::LoopBegin:
+    case Step::LoopEnd:
+    case Step::Branch:
+    case Step::Mark:
+      return false;
+    case Step::Recv:
+      return pending(op.out);
+    default: // a kernel
+      return pending(op.out) ||
+             (rowKernelUpdatesOperand(op.opcode) && pending(op.in1));
+    }
+  }
+  /// Commits the sends of a parallel batch's cores, in (y, x) order.
+  Error commitBatch(SpinTeam &team);
   bool step(int32_t id, Core &c, const Op &op, int64_t batchTime, Turn turn);
-  /// After a core's run in a batch: flushes its op marks and queues it
-  /// again if it can go on.
+  /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
+  /// What a team member's cores did in a parallel batch, applied after it
+  /// in member order: the same as retiring them one by one.
+  struct MemberLog {
+    std::vector<MarkRecord> marks;
+    std::vector<std::pair<int64_t, int32_t>> ready; // when, core
+    int64_t done = 0;
+    int32_t failed = -1;
+    /// The cores with sends to commit, and how many.
+    std::vector<std::pair<int32_t, int64_t>> senders;
+    bool rowBandSends = true, columnBandSends = true;
+  };
+  /// The same in a parallel batch, into the member's log; also moves the
+  /// core's op marks there.
+  void retire(int32_t id, MemberLog &log);
+  std::vector<MemberLog> memberLogs;
   void addMark(const MarkRecord &m) {
     OpTotals &o = opTotals[m.op];
     o.end = std::max(o.end, m.time);
@@ -157,7 +212,14 @@ private:
     o.words += m.words;
     o.messages += m.messages;
   }
-  Error commitSend(int32_t id, const Outgoing &o);
+  /// What one thread's commits of a band of the grid add up to.
+  struct CommitBand {
+    Network::Tally tally;
+    int64_t serial = 0;
+    /// Cores the band's messages woke, and when: queued after the band.
+    std::vector<std::pair<int64_t, int32_t>> wakes;
+  };
+  Error commitSend(int32_t id, const Outgoing &o, CommitBand *band = nullptr);
   /// Link cycles of the message a recv takes.
   int64_t receiveOccupancy(const Op &recv) const {
     const Buffer &b = p.buffers[recv.out];
@@ -178,6 +240,8 @@ private:
   }
   /// The storage slot of a buffer: its own, unless swaps moved it.
   int32_t slotOf(int32_t id, int32_t buf) const {
+    if (!hasSwaps[id])
+      return buf;
     for (const auto &[buffer, slot] : swappedSlots[id])
       if (buffer == buf)
         return slot;
@@ -190,6 +254,7 @@ private:
       moved.erase(it);
     if (slot != buf)
       moved.push_back({buf, slot});
+    hasSwaps[id] = !moved.empty();
   }
   /// When the sends reading a buffer's storage have left the core.
   int64_t busy(int32_t id, int32_t buf) const {
@@ -222,6 +287,7 @@ private:
   std::vector<std::vector<Op>> code; // per role
   std::vector<Expr> exprs;
   ExprTables exprTables;
+  BranchSkips branchSkips;
   std::vector<int32_t> roleOf;
 
   int64_t sramBytes = 0;
@@ -229,6 +295,9 @@ private:
   /// slot (kept across the runs of a session, like the data in them): a
   /// few entries per core instead of one per buffer.
   std::vector<SmallVector<std::pair<int32_t, int32_t>, 2>> swappedSlots;
+  /// Per core, whether swappedSlots holds anything: most cores never swap,
+  /// and this small array stays in cache where swappedSlots would not.
+  std::vector<uint8_t> hasSwaps;
 
   /// The run's value of `t`.
   int64_t position = 0;
@@ -241,6 +310,8 @@ private:
   std::vector<bool> residentInputs;
 
   std::vector<Core> cores;
+  /// Per core, the error it stopped with (Status::Failed).
+  std::vector<std::string> errors;
   ReadyQueue ready;
   std::vector<OpTotals> opTotals;
   int64_t doneCores = 0;
@@ -272,6 +343,7 @@ Error Scheduler::allocate() {
   if (Error e = data->allocate(N))
     return e;
   swappedSlots.assign(N, {});
+  hasSwaps.assign(N, 0);
   return Error::success();
 }
 
@@ -284,7 +356,9 @@ Error Scheduler::allocate() {
 void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
-  while (c.pc < ops.size() && c.error.empty()) {
+  while (c.pc < ops.size()) {
+    if (turn == Turn::Parallel && waitsForCommit(id, c, ops[c.pc]))
+      return;
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
       budgetExceeded(id, c);
       return;
@@ -297,20 +371,20 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
 }
 
 /// Names the op a core was in when it ran out of budget.
-void Scheduler::budgetExceeded(int32_t id, Core &c) const {
+void Scheduler::budgetExceeded(int32_t id, Core &c) {
   size_t op = size_t(c.lastMark + 1);
   std::string where = op < p.ops.size()
                           ? "in op '" + p.ops[op].name + "'"
                           : std::string("after the last op");
-  c.error =
-      c.instructions > maxInstructions
-          ? formatv("{0}: {1} ran more than {2} instructions "
-                    "(--max-instructions)",
-                    coreName(id), where, maxInstructions)
-                .str()
-          : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
-                    coreName(id), where, maxCycles)
-                .str();
+  setError(id, c,
+           c.instructions > maxInstructions
+               ? formatv("{0}: {1} ran more than {2} instructions "
+                         "(--max-instructions)",
+                         coreName(id), where, maxInstructions)
+                     .str()
+               : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
+                         coreName(id), where, maxCycles)
+                     .str());
 }
 
 /// Executes one op; false when the core must stop for this batch.
@@ -323,7 +397,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     c.time = free;
   };
   auto fail = [&](const Twine &what) {
-    c.error = coreName(id) + ": " + what.str();
+    setError(id, c, coreName(id) + ": " + what.str());
     return false;
   };
   // Expressions see the core's coordinates and the innermost loop's i.
@@ -443,12 +517,12 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                   "' but the channel has no route starting at this core");
     const Buffer &buffer = p.buffers[op.out];
     int64_t words = TimingModel::words(buffer.elements, buffer.dtype);
-    c.outbox = Outgoing{c.time,
-                        color,
-                        slotOf(id, op.out),
-                        words,
-                        buffer.elements,
-                        data->read(id, slotOf(id, op.out), buffer.elements)};
+    Outgoing message{c.time,
+                     color,
+                     slotOf(id, op.out),
+                     words,
+                     buffer.elements,
+                     data->read(id, slotOf(id, op.out), buffer.elements)};
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
@@ -461,17 +535,20 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       c.time = c.streamEnd;
     }
     ++c.pc;
-    if (turn != Turn::Parallel) {
-      Error e = commitSend(id, *c.outbox);
-      c.outbox.reset();
-      if (e) {
-        c.error = toString(std::move(e));
-        return false;
-      }
+    if (turn == Turn::Parallel) {
+      // Runs on; what needs the commit's answer (when the storage is free
+      // again) stops at waitsForCommit.
+      uint8_t bands = network.bands(id, message.color);
+      c.rowBandSends &= (bands & Network::InRowBand) != 0;
+      c.columnBandSends &= (bands & Network::InColumnBand) != 0;
+      c.outbox.push_back(std::move(message));
       return true;
     }
-    // Stop so that the commit records when the storage is free again.
-    return false;
+    if (Error e = commitSend(id, message)) {
+      setError(id, c, toString(std::move(e)));
+      return false;
+    }
+    return true;
   }
   case Step::Recv: {
     int32_t color = network.channelColor(id, op.channel, /*send=*/false);
@@ -503,6 +580,17 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
   }
   case Step::LoopBegin:
   case Step::Branch: {
+    if (op.kind == Step::Branch)
+      if (const BranchSkips::Landing *landing =
+              branchSkips.lookup(roleOf[id], c.pc, id % W, id / W)) {
+        c.pc = landing->pc;
+        c.instructions += landing->passed - 1;
+        if (c.instructions > maxInstructions) {
+          budgetExceeded(id, c);
+          return false;
+        }
+        return true;
+      }
     Expected<int64_t> v = evaluate(op.expr);
     if (!v)
       return fail(toString(v.takeError()));
@@ -548,21 +636,26 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
   return true;
 }
 
-Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
+Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
+  auto delivered = [&](int32_t core, int32_t color, int64_t arrival) {
+    Core &dst = cores[core];
+    if (dst.status != Status::Blocked || dst.waitColor != color)
+      return;
+    dst.status = Status::Ready;
+    // Queued at the end of the receive it waits in, the earliest it can
+    // send: it then sends in the batch it runs in instead of stopping for a
+    // later one. Nothing it does before is seen by other cores, so sends
+    // still enter the network in time order.
+    const Op &recv = code[roleOf[core]][dst.pc];
+    int64_t at = receiveStart(core, recv, arrival) + timing.receiveCycles();
+    if (band)
+      band->wakes.push_back({at, core});
+    else
+      ready.push(at, core);
+  };
   Expected<int64_t> storageFree =
-      network.inject(src, o, [&](int32_t core, int32_t color, int64_t arrival) {
-        Core &dst = cores[core];
-        if (dst.status == Status::Blocked && dst.waitColor == color) {
-          dst.status = Status::Ready;
-          // Queued at the end of the receive it waits in, the earliest it
-          // can send: it then sends in the batch it runs in instead of
-          // stopping for a later one. Nothing it does before is seen by
-          // other cores, so sends still enter the network in time order.
-          const Op &recv = code[roleOf[core]][dst.pc];
-          ready.push(receiveStart(core, recv, arrival) + timing.receiveCycles(),
-                     core);
-        }
-      });
+      band ? network.inject(src, o, band->serial++, band->tally, delivered)
+           : network.inject(src, o, delivered);
   if (!storageFree)
     return storageFree.takeError();
   // Sends that left before the core's present no longer hold anything.
@@ -574,6 +667,66 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o) {
     c.sending.push_back({o.storage, *storageFree});
   else
     it->second = std::max(it->second, *storageFree);
+  return Error::success();
+}
+
+Error Scheduler::commitBatch(SpinTeam &team) {
+  struct Sender {
+    int32_t core, band;
+    int64_t firstSerial;
+  };
+  std::vector<Sender> senders;
+  int64_t sends = 0;
+  // When every message of the batch stays in its sender's band, the bands'
+  // commits touch no common core, and each band's in (y, x) order is the
+  // serial order as far as its cores can tell.
+  bool byRows = true, byColumns = true;
+  for (const MemberLog &log : memberLogs) {
+    for (auto [id, count] : log.senders) {
+      senders.push_back({id, 0, sends});
+      sends += count;
+    }
+    byRows &= log.rowBandSends;
+    byColumns &= log.columnBandSends;
+  }
+  constexpr size_t kMinParallelSenders = 64;
+  if ((!byRows && !byColumns) || senders.size() < kMinParallelSenders) {
+    for (const Sender &s : senders) {
+      for (const Outgoing &o : cores[s.core].outbox)
+        if (Error e = commitSend(s.core, o))
+          return e;
+      cores[s.core].outbox.clear();
+    }
+    return Error::success();
+  }
+  for (Sender &s : senders)
+    s.band =
+        byRows ? network.rowBand(s.core / W) : network.columnBand(s.core % W);
+  int64_t firstSerial = network.reserveSerials(sends);
+  std::vector<CommitBand> bands(threads);
+  std::vector<std::string> failures(threads);
+  auto commitBand = [&](int32_t b) {
+    CommitBand &band = bands[b];
+    for (const Sender &s : senders) {
+      if (s.band != b)
+        continue;
+      band.serial = firstSerial + s.firstSerial;
+      for (const Outgoing &o : cores[s.core].outbox)
+        if (Error e = commitSend(s.core, o, &band)) {
+          failures[b] = toString(std::move(e));
+          return;
+        }
+      cores[s.core].outbox.clear();
+    }
+  };
+  team.run([&](unsigned b) { commitBand(int32_t(b)); });
+  for (int32_t b = 0; b < int32_t(threads); ++b) {
+    if (!failures[b].empty())
+      return err(failures[b]);
+    network.add(bands[b].tally);
+    for (auto [time, core] : bands[b].wakes)
+      ready.push(time, core);
+  }
   return Error::success();
 }
 
@@ -607,7 +760,8 @@ Error Scheduler::simulate() {
     analyticCycles = end;
     return Error::success();
   }
-  cores.assign(N, Core());
+  assignOnHugePages(cores, size_t(N), Core());
+  errors.assign(N, std::string());
   traceBuffers.assign(traceTracks.size(), TraceBuffer());
   doneCores = 0;
   network.reset(detail);
@@ -616,9 +770,11 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
 
-  std::optional<DefaultThreadPool> pool;
-  if (threads > 1)
-    pool.emplace(hardware_concurrency(threads - 1));
+  std::optional<SpinTeam> team;
+  if (threads > 1) {
+    team.emplace(threads);
+    network.cutIntoBands(int32_t(threads));
+  }
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
   while (!ready.empty()) {
@@ -628,30 +784,32 @@ Error Scheduler::simulate() {
     // A batch is worth handing out only when it is large: a core's slice
     // of a batch is often a few instructions, less than a task's overhead.
     constexpr size_t kMinParallelBatch = 512;
-    if (pool && batch.size() >= kMinParallelBatch) {
+    if (team && batch.size() >= kMinParallelBatch) {
       size_t chunk = (batch.size() + threads - 1) / threads;
-      auto runChunk = [&](size_t lo) {
-        for (size_t i = lo; i < std::min(batch.size(), lo + chunk); ++i)
+      memberLogs.resize(threads);
+      team->run([&](unsigned member) {
+        MemberLog &log = memberLogs[member];
+        log = MemberLog();
+        size_t lo = member * chunk, hi = std::min(batch.size(), lo + chunk);
+        for (size_t i = lo; i < hi && log.failed < 0; ++i) {
           runCore(batch[i], now, Turn::Parallel);
-      };
-      // The pool runs all chunks but the first, which this thread runs.
-      for (size_t lo = chunk; lo < batch.size(); lo += chunk)
-        pool->async([&, lo] { runChunk(lo); });
-      runChunk(0);
-      pool->wait();
-      // Commit in (y, x) order: errors, op marks, then sends (which may
-      // wake cores of this batch that blocked).
-      for (int32_t id : batch)
-        if (!cores[id].error.empty())
-          return err(cores[id].error);
-      for (int32_t id : batch)
-        retire(id);
-      for (int32_t id : batch)
-        if (std::optional<Outgoing> &o = cores[id].outbox) {
-          if (Error e = commitSend(id, *o))
-            return e;
-          o.reset();
+          retire(batch[i], log);
         }
+      });
+      // Then in (y, x) order: errors, op marks, the cores that go on, and
+      // the sends (which may wake cores of this batch that blocked).
+      for (const MemberLog &log : memberLogs)
+        if (log.failed >= 0)
+          return err(errors[log.failed]);
+      for (const MemberLog &log : memberLogs) {
+        for (const MarkRecord &m : log.marks)
+          addMark(m);
+        for (auto [time, id] : log.ready)
+          ready.push(time, id);
+        doneCores += log.done;
+      }
+      if (Error e = commitBatch(*team))
+        return e;
       continue;
     }
     // One after another in (y, x) order, each send committed as it is
@@ -660,8 +818,8 @@ Error Scheduler::simulate() {
     // instead of blocking until it comes, which changes no cycle.
     for (int32_t id : batch) {
       runCore(id, now, Turn::InTurn);
-      if (!cores[id].error.empty())
-        return err(cores[id].error);
+      if (cores[id].status == Status::Failed)
+        return err(errors[id]);
       retire(id);
     }
   }
@@ -673,13 +831,30 @@ Error Scheduler::simulate() {
 
 void Scheduler::retire(int32_t id) {
   Core &c = cores[id];
-  for (const MarkRecord &m : c.marks)
-    addMark(m);
-  c.marks.clear();
   if (c.status == Status::Ready)
     ready.push(c.time, id);
   else if (c.status == Status::Done)
     ++doneCores;
+}
+
+void Scheduler::retire(int32_t id, MemberLog &log) {
+  Core &c = cores[id];
+  if (c.status == Status::Failed) {
+    log.failed = id;
+    return;
+  }
+  log.marks.insert(log.marks.end(), c.marks.begin(), c.marks.end());
+  c.marks.clear();
+  if (!c.outbox.empty()) {
+    log.senders.push_back({id, int64_t(c.outbox.size())});
+    log.rowBandSends &= c.rowBandSends;
+    log.columnBandSends &= c.columnBandSends;
+    c.rowBandSends = c.columnBandSends = true;
+  }
+  if (c.status == Status::Ready)
+    log.ready.push_back({c.time, id});
+  else if (c.status == Status::Done)
+    ++log.done;
 }
 
 void Scheduler::chooseTracedCores() {
@@ -788,7 +963,7 @@ Error Scheduler::setup() {
     code.emplace_back();
     compileBody(role.body, code.back(), exprs);
   }
-  roleOf.assign(N, -1);
+  assignOnHugePages(roleOf, size_t(N), int32_t(-1));
   for (size_t r = 0; r < p.roles.size(); ++r) {
     const CoreSet &cs = p.roles[r].cores;
     for (int64_t y = cs.y.lo; y <= cs.y.hi; y += cs.y.step)
@@ -811,8 +986,10 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
   position = request.position.value_or(p.position);
   if (position < 0)
     return err(formatv("position {0} is negative", position));
-  if (mode != EmulatorMode::Analytic)
+  if (mode != EmulatorMode::Analytic) {
     exprTables.build(exprs, grid.posX, grid.posY, position);
+    branchSkips.build(code, exprTables, W, H);
+  }
   bool hasData = mode == EmulatorMode::Functional;
   auto currentSlot = [&](int32_t core, int32_t buf) {
     return slotOf(core, buf);

@@ -1,6 +1,8 @@
 //===- Network.cpp - Routes, links and mailboxes of the fabric ------------===//
 #include "Network.h"
+#include "HugePages.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -37,8 +39,8 @@ Error Network::checkSpareRouters() {
         int64_t a = y * W + x, b = east ? a + 1 : a + W;
         int64_t colors = 0;
         for (int32_t color = 0; color < numColors; ++color) {
-          const Route *forward = routeAt[a * numColors + color];
-          const Route *backward = routeAt[b * numColors + color];
+          const Route *forward = routeAt(a, color);
+          const Route *backward = routeAt(b, color);
           bool there = forward && (forward->outMask & dirBit(d));
           bool back = backward && (backward->outMask & dirBit(opposite(d)));
           if (there && back)
@@ -58,69 +60,43 @@ Error Network::buildRouteTables() {
   for (const Channel &ch : p.channels)
     for (const Route &r : ch.routes)
       numColors = std::max(numColors, r.color + 1);
-  routeAt.assign(N * numColors, nullptr);
-  channelOf.assign(N * numColors, -1);
+  routeRefs.clear();
+  assignOnHugePages(routeIndex, size_t(N * numColors), kNoRoute);
   for (size_t c = 0; c < p.channels.size(); ++c)
-    for (const Route &r : p.channels[c].routes)
+    for (const Route &r : p.channels[c].routes) {
+      uint32_t index = uint32_t(routeRefs.size());
+      routeRefs.push_back({&r, int32_t(c)});
       for (int64_t y = r.cores.y.lo; y <= r.cores.y.hi; y += r.cores.y.step)
         for (int64_t x = r.cores.x.lo; x <= r.cores.x.hi; x += r.cores.x.step) {
-          int64_t slot = (y * W + x) * numColors + r.color;
-          if (routeAt[slot])
+          uint32_t &slot = routeIndex[(y * W + x) * numColors + r.color];
+          if (slot != kNoRoute)
             return err(formatv("route conflict: core ({0},{1}) color {2} is "
                                "configured by channel '{3}' and channel "
                                "'{4}'",
-                               x, y, r.color, p.channels[channelOf[slot]].name,
+                               x, y, r.color,
+                               p.channels[routeRefs[slot].channel].name,
                                p.channels[c].name));
-          routeAt[slot] = &r;
-          channelOf[slot] = int32_t(c);
+          slot = index;
         }
+    }
   // validateProgram keeps colors below routesPerCore, so a core never
   // holds more than the target allows; the high-water mark is a statistic.
   for (int64_t id = 0; id < N; ++id)
     maxRoutes = std::max<int64_t>(
-        maxRoutes, std::count_if(routeAt.begin() + id * numColors,
-                                 routeAt.begin() + (id + 1) * numColors,
-                                 [](const Route *r) { return r != nullptr; }));
-  // The rules at each core's ramp, which every send and receive looks up.
-  rampRulesAt.assign(N + 1, 0);
-  rampRules.clear();
-  for (int64_t id = 0; id < N; ++id) {
-    rampRulesAt[id] = int64_t(rampRules.size());
-    for (int32_t color = 0; color < numColors; ++color) {
-      int64_t slot = id * numColors + color;
-      const Route *r = routeAt[slot];
-      if (!r)
-        continue;
-      bool takesSends = r->in == Dir::Ramp,
-           delivers = (r->outMask & dirBit(Dir::Ramp)) != 0;
-      if (takesSends || delivers)
-        rampRules.push_back({channelOf[slot], color, takesSends, delivers});
-    }
-  }
-  rampRulesAt[N] = int64_t(rampRules.size());
+        maxRoutes, std::count_if(routeIndex.begin() + id * numColors,
+                                 routeIndex.begin() + (id + 1) * numColors,
+                                 [](uint32_t r) { return r != kNoRoute; }));
   return checkSpareRouters();
 }
 
 void Network::reset(bool countLinks) {
-  ports.assign(N, Ports());
-  inboxes.assign(N, Inbox());
-  visitedBy.assign(N, 0);
-  totalMessages = totalLinkWords = latestArrival = 0;
+  assignOnHugePages(ports, size_t(N), Ports());
+  assignOnHugePages(inboxes, size_t(N), Inbox());
+  tally = Tally();
   for (int d = 0; d < 4; ++d) {
     wordsOut[d].assign(countLinks ? N : 0, 0);
     wordsIn[d].assign(countLinks ? N : 0, 0);
   }
-}
-
-int32_t Network::channelColor(int32_t core, int32_t channel, bool send) const {
-  // A core has a few rules at its ramp, however many routes the channel
-  // has.
-  for (int64_t i = rampRulesAt[core]; i < rampRulesAt[core + 1]; ++i) {
-    const RampRule &rule = rampRules[i];
-    if (rule.channel == channel && (send ? rule.takesSends : rule.delivers))
-      return rule.color;
-  }
-  return -1;
 }
 
 bool Network::hasMessage(int32_t core, int32_t color) const {
@@ -138,15 +114,14 @@ Message Network::takeMessage(int32_t core, int32_t color) {
 }
 
 Expected<int64_t>
-Network::inject(int32_t src, const Outgoing &o,
+Network::inject(int32_t src, const Outgoing &o, int64_t serial, Tally &counts,
                 function_ref<void(int32_t, int32_t, int64_t)> delivered) {
   int64_t words = o.words;
   int64_t occ = timing.occupancy(words);
   Ports &sp = ports[src];
   int64_t start = std::max(o.time, sp.rampOut);
   sp.rampOut = start + occ;
-  ++totalMessages;
-  ++messageSerial;
+  ++counts.messages;
 
   struct Head {
     int32_t core;
@@ -163,7 +138,7 @@ Network::inject(int32_t src, const Outgoing &o,
   };
   while (!work.empty()) {
     Head h = work.pop_back_val();
-    const Route *r = routeAt[int64_t(h.core) * numColors + o.color];
+    const Route *r = routeAt(h.core, o.color);
     if (!r)
       return err(origin() + " reaches " + where(h.core) +
                  ", which has no route for it");
@@ -172,28 +147,27 @@ Network::inject(int32_t src, const Outgoing &o,
                          "{3}",
                          origin(), where(h.core), dirName(h.from),
                          dirName(r->in)));
-    if (visitedBy[h.core] == messageSerial)
+    Ports &hp = ports[h.core];
+    if (hp.visitedBy == serial)
       return err(origin() + " reaches " + where(h.core) +
                  " twice (routing loop)");
-    visitedBy[h.core] = messageSerial;
-    Ports &hp = ports[h.core];
+    hp.visitedBy = serial;
     int64_t x = h.core % W, y = h.core / W;
     for (Dir d : {Dir::North, Dir::East, Dir::South, Dir::West}) {
       if (!(r->outMask & dirBit(d)))
         continue;
-      int64_t nx = x + (d == Dir::East) - (d == Dir::West);
-      int64_t ny = y + (d == Dir::South) - (d == Dir::North);
-      if (nx < 0 || ny < 0 || nx >= W || ny >= H)
+      auto [nx, ny] = towards(x, y, d);
+      if (!inGrid(nx, ny))
         return err(formatv("{0} leaves the grid at {1} going {2}", origin(),
                            where(h.core), dirName(d)));
-      int64_t &link = hp.link[unsigned(d)];
+      int64_t &link = hp.link[unsigned(d) - 1];
       int64_t linkStart = std::max(h.time, link);
       int64_t hops = d == Dir::East    ? colHops[x]
                      : d == Dir::West  ? colHops[nx]
                      : d == Dir::South ? rowHops[y]
                                        : rowHops[ny];
       link = linkStart + occ;
-      totalLinkWords += words * hops;
+      counts.linkWords += words * hops;
       if (!wordsOut[0].empty()) {
         wordsOut[unsigned(d) - 1][h.core] += words;
         wordsIn[unsigned(opposite(d)) - 1][ny * W + nx] += words;
@@ -207,12 +181,40 @@ Network::inject(int32_t src, const Outgoing &o,
       int64_t rampStart = std::max(h.time, hp.rampIn);
       hp.rampIn = rampStart + occ;
       int64_t arrival = rampStart + occ + timing.rampCycles();
-      latestArrival = std::max(latestArrival, arrival);
+      counts.latestArrival = std::max(counts.latestArrival, arrival);
       inboxes[h.core].push_back({arrival, o.color, o.elements, o.data});
       delivered(h.core, o.color, arrival);
     }
   }
   return start + occ;
+}
+
+uint8_t Network::walkBands(int32_t src, int32_t color) const {
+  // inject's walk without its reservations, touching nothing shared.
+  SmallDenseSet<int32_t, 16> visited;
+  int32_t row = rowBand(src / W), column = columnBand(src % W);
+  uint8_t flags = Known | InRowBand | InColumnBand;
+  SmallVector<std::pair<int32_t, Dir>, 8> work{{src, Dir::Ramp}};
+  while (!work.empty()) {
+    auto [core, from] = work.pop_back_val();
+    const Route *r = routeAt(core, color);
+    if (!r || r->in != from || !visited.insert(core).second)
+      return Known;
+    int64_t x = core % W, y = core / W;
+    if (rowBand(y) != row)
+      flags &= ~InRowBand;
+    if (columnBand(x) != column)
+      flags &= ~InColumnBand;
+    for (Dir d : {Dir::North, Dir::East, Dir::South, Dir::West}) {
+      if (!(r->outMask & dirBit(d)))
+        continue;
+      auto [nx, ny] = towards(x, y, d);
+      if (!inGrid(nx, ny))
+        return Known;
+      work.push_back({int32_t(ny * W + nx), opposite(d)});
+    }
+  }
+  return flags;
 }
 
 } // namespace wafer::rt::emulator

@@ -19,6 +19,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -61,14 +62,73 @@ public:
 
   /// The color of the channel's route that starts at (send) or delivers to
   /// (recv) the core, or -1.
-  int32_t channelColor(int32_t core, int32_t channel, bool send) const;
+  int32_t channelColor(int32_t core, int32_t channel, bool send) const {
+    // The core's routes lie together, a slot per color.
+    const uint32_t *slots = &routeIndex[size_t(core) * numColors];
+    for (int32_t color = 0; color < numColors; ++color) {
+      if (slots[color] == kNoRoute)
+        continue;
+      const RouteRef &ref = routeRefs[slots[color]];
+      if (ref.channel == channel &&
+          (send ? ref.route->in == Dir::Ramp
+                : (ref.route->outMask & dirBit(Dir::Ramp)) != 0))
+        return color;
+    }
+    return -1;
+  }
 
+  /// What injections add to the run's totals. Injections on different
+  /// threads keep their own and add them up afterwards.
+  struct Tally {
+    int64_t messages = 0, linkWords = 0, latestArrival = 0;
+  };
   /// Injects a message; `delivered(core, color, arrival)` is called for
   /// each core whose mailbox receives it. Returns when the sender's storage is
   /// free again, or an error for a message that leaves its routes.
   llvm::Expected<int64_t>
   inject(int32_t src, const Outgoing &message,
+         llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered) {
+    return inject(src, message, ++messageSerial, tally, delivered);
+  }
+  /// The same with the message's serial (unique in the run, see
+  /// reserveSerials) and the tally to count it in: injections whose
+  /// messages cross no common core may run on different threads.
+  llvm::Expected<int64_t>
+  inject(int32_t src, const Outgoing &message, int64_t serial, Tally &counts,
          llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered);
+  /// Reserves `n` message serials and returns the first.
+  int64_t reserveSerials(int64_t n) {
+    int64_t first = messageSerial + 1;
+    messageSerial += n;
+    return first;
+  }
+  void add(const Tally &counts) {
+    tally.messages += counts.messages;
+    tally.linkWords += counts.linkWords;
+    tally.latestArrival = std::max(tally.latestArrival, counts.latestArrival);
+  }
+
+  /// Bands: the grid cut into `bands` bands of rows, or of columns. A
+  /// batch's sends whose messages all stay in their senders' bands can be
+  /// injected band by band at once: they cross no common core.
+  void cutIntoBands(int32_t bands) {
+    bandCount = bands;
+    bandFlags.assign(size_t(N * numColors), 0);
+  }
+  int32_t rowBand(int64_t y) const { return int32_t(y * bandCount / H); }
+  int32_t columnBand(int64_t x) const { return int32_t(x * bandCount / W); }
+  /// Whether the core's messages on the color stay in its band of rows
+  /// (InRowBand) or of columns (InColumnBand); neither when one would go
+  /// astray (inject reports how). Worked out once per core and color (after
+  /// cutIntoBands): routes do not change. Threads may ask at once about
+  /// different cores.
+  enum BandFlags : uint8_t { Known = 1, InRowBand = 2, InColumnBand = 4 };
+  uint8_t bands(int32_t src, int32_t color) {
+    uint8_t &flags = bandFlags[size_t(src) * numColors + color];
+    if (!(flags & Known))
+      flags = walkBands(src, color);
+    return flags;
+  }
 
   /// Whether a message waits at the core on the color.
   bool hasMessage(int32_t core, int32_t color) const;
@@ -76,18 +136,20 @@ public:
   Message takeMessage(int32_t core, int32_t color);
 
   int64_t maxRoutesPerCore() const { return maxRoutes; }
-  int64_t messages() const { return totalMessages; }
-  int64_t linkWords() const { return totalLinkWords; }
-  int64_t lastArrival() const { return latestArrival; }
+  int64_t messages() const { return tally.messages; }
+  int64_t linkWords() const { return tally.linkWords; }
+  int64_t lastArrival() const { return tally.latestArrival; }
   /// Words over each link, [direction - 1][core] (when counted).
   const std::vector<int64_t> *linkWordsOut() const { return wordsOut; }
   const std::vector<int64_t> *linkWordsIn() const { return wordsIn; }
 
 private:
-  /// When each of a core's fabric resources is next free.
-  struct Ports {
+  /// When each of a core's fabric resources is next free, and the last
+  /// message that crossed it: what a hop reads, in one cache line.
+  struct alignas(64) Ports {
     int64_t rampOut = 0, rampIn = 0;
-    int64_t link[5] = {0, 0, 0, 0, 0}; // indexed by Dir; [Ramp] unused
+    int64_t link[4] = {0, 0, 0, 0}; // indexed by Dir - 1
+    int64_t visitedBy = 0;          // message serial
   };
   /// The messages waiting at one core, all colors in arrival order: rarely
   /// more than a few, so one small queue per core rather than one per core
@@ -103,26 +165,40 @@ private:
   std::vector<int64_t> rowHops, colHops;
 
   llvm::Error checkSpareRouters();
+  /// The coordinates next to (x, y) towards d.
+  static std::pair<int64_t, int64_t> towards(int64_t x, int64_t y, Dir d) {
+    return {x + (d == Dir::East) - (d == Dir::West),
+            y + (d == Dir::South) - (d == Dir::North)};
+  }
+  bool inGrid(int64_t x, int64_t y) const {
+    return x >= 0 && y >= 0 && x < W && y < H;
+  }
 
   int32_t numColors = 0;
-  std::vector<const Route *> routeAt; // [core * numColors + color]
-  std::vector<int32_t> channelOf;     // the channel that route belongs to
-  int64_t maxRoutes = 0;
-  /// A route that takes the core's sends from its ramp or delivers to it.
-  struct RampRule {
+  /// The program's routes, each with its channel.
+  struct RouteRef {
+    const Route *route;
     int32_t channel;
-    int32_t color;
-    bool takesSends, delivers;
   };
-  /// Core c's ramp rules are rampRules[rampRulesAt[c] .. rampRulesAt[c+1]).
-  std::vector<int64_t> rampRulesAt;
-  std::vector<RampRule> rampRules;
+  std::vector<RouteRef> routeRefs;
+  static constexpr uint32_t kNoRoute = ~uint32_t(0);
+  /// The route each core's router holds per color, [core * numColors +
+  /// color]: an index into routeRefs or kNoRoute.
+  std::vector<uint32_t> routeIndex;
+  const Route *routeAt(int64_t core, int32_t color) const {
+    uint32_t index = routeIndex[core * numColors + color];
+    return index == kNoRoute ? nullptr : routeRefs[index].route;
+  }
+  int64_t maxRoutes = 0;
 
   std::vector<Ports> ports;
-  std::vector<Inbox> inboxes;     // [core]
-  std::vector<int64_t> visitedBy; // message serial that last crossed a core
+  std::vector<Inbox> inboxes; // [core]
   int64_t messageSerial = 0;
-  int64_t totalMessages = 0, totalLinkWords = 0, latestArrival = 0;
+  Tally tally;
+  int32_t bandCount = 1;
+  /// bands()'s answers, [core * numColors + color]; 0 until asked.
+  std::vector<uint8_t> bandFlags;
+  uint8_t walkBands(int32_t src, int32_t color) const;
   std::vector<int64_t> wordsOut[4], wordsIn[4];
 };
 

@@ -199,4 +199,47 @@ void ExprTables::build(const std::vector<Expr> &exprs,
   }
 }
 
+void BranchSkips::build(const std::vector<std::vector<Op>> &code,
+                        const ExprTables &tables, int64_t width,
+                        int64_t height) {
+  using By = ExprTables::By;
+  entries.assign(code.size(), {});
+  landings.clear();
+  for (size_t role = 0; role < code.size(); ++role) {
+    const std::vector<Op> &ops = code[role];
+    std::vector<Entry> &at = entries[role];
+    at.assign(ops.size(), Entry());
+    // Backwards: a branch's landing when false is that of the branch it
+    // jumps to, which comes later.
+    for (size_t pc = ops.size(); pc-- > 0;) {
+      const Op &op = ops[pc];
+      if (op.kind != Step::Branch || tables.axisOf(op.expr) == By::None)
+        continue;
+      By by = tables.axisOf(op.expr);
+      int64_t count = by == By::Column ? width : by == By::Row ? height : 1;
+      const Entry *next = nullptr;
+      if (op.jump < ops.size() && ops[op.jump].kind == Step::Branch) {
+        const Entry &e = at[op.jump];
+        if (e.by == by || e.by == By::Constant)
+          next = &e;
+      }
+      size_t offset = landings.size();
+      for (int64_t v = 0; v < count; ++v) {
+        int64_t x = by == By::Column ? v : 0, y = by == By::Row ? v : 0;
+        Landing landing{uint32_t(pc + 1), 1};
+        if (*tables.lookup(op.expr, x, y) == 0) {
+          landing = {op.jump, 1};
+          if (next) {
+            const Landing &then =
+                landings[next->offset + (next->by == By::Constant ? 0 : v)];
+            landing = {then.pc, then.passed + 1};
+          }
+        }
+        landings.push_back(landing);
+      }
+      at[pc] = {by, offset};
+    }
+  }
+}
+
 } // namespace wafer::rt::emulator

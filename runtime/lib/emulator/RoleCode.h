@@ -102,14 +102,58 @@ public:
     return nullptr;
   }
 
-private:
+  /// The axis an expression's table runs along.
   enum class By : uint8_t { None, Constant, Column, Row };
+  By axisOf(int32_t expr) const { return entries[expr].by; }
+
+private:
   struct Entry {
     By by = By::None;
     size_t offset = 0;
   };
   std::vector<Entry> entries;
   std::vector<int64_t> values;
+};
+
+/// Where a core goes on after a `when` whose condition is tabulated, per
+/// run. A role tests a dozen such conditions one after another per op (one
+/// per K-tree level and side, say) and a core passes most of them: a
+/// lookup passes the false ones at once instead of one step each.
+class BranchSkips {
+public:
+  struct Landing {
+    /// The pc the core goes on at: the first true `when`'s body, or the
+    /// first op that is not a tabulated `when` along the same axis.
+    uint32_t pc = 0;
+    /// The `when`s passed on the way, counted as instructions run.
+    uint32_t passed = 0;
+  };
+  void build(const std::vector<std::vector<Op>> &code, const ExprTables &tables,
+             int64_t width, int64_t height);
+  /// The landing of the Branch at `pc` of `role` on core (x, y), or null
+  /// when its condition is not tabulated.
+  const Landing *lookup(int32_t role, uint32_t pc, int64_t x, int64_t y) const {
+    const Entry &e = entries[role][pc];
+    switch (e.by) {
+    case ExprTables::By::None:
+      return nullptr;
+    case ExprTables::By::Constant:
+      return &landings[e.offset];
+    case ExprTables::By::Column:
+      return &landings[e.offset + x];
+    case ExprTables::By::Row:
+      return &landings[e.offset + y];
+    }
+    return nullptr;
+  }
+
+private:
+  struct Entry {
+    ExprTables::By by = ExprTables::By::None;
+    size_t offset = 0;
+  };
+  std::vector<std::vector<Entry>> entries; // [role][pc]
+  std::vector<Landing> landings;
 };
 
 } // namespace wafer::rt::emulator
