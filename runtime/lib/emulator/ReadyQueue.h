@@ -21,12 +21,18 @@ class ReadyQueue {
 public:
   bool empty() const { return buckets.empty(); }
   void push(int64_t time, int32_t core) {
-    auto [it, fresh] = buckets.try_emplace(time);
-    if (fresh && !spare.empty()) {
-      it->second.swap(spare.back());
-      spare.pop_back();
+    // Pushes come in runs of one time (the cores of a batch that go on
+    // together): those skip the map.
+    if (!last || lastTime != time) {
+      auto [it, fresh] = buckets.try_emplace(time);
+      if (fresh && !spare.empty()) {
+        it->second.swap(spare.back());
+        spare.pop_back();
+      }
+      last = &it->second;
+      lastTime = time;
     }
-    it->second.push_back(core);
+    last->push_back(core);
   }
   /// Moves the cores of the earliest time into `batch`, in ascending id,
   /// and returns that time. The queue must not be empty.
@@ -40,14 +46,22 @@ public:
       std::sort(batch.begin(), batch.end());
     spare.push_back(std::move(first->second));
     buckets.erase(first);
+    if (last && lastTime == time)
+      last = nullptr;
     return time;
   }
-  void clear() { buckets.clear(); }
+  void clear() {
+    buckets.clear();
+    last = nullptr;
+  }
 
 private:
   std::map<int64_t, std::vector<int32_t>> buckets;
   /// Emptied buckets' storage, reused so that pushes rarely allocate.
   std::vector<std::vector<int32_t>> spare;
+  /// The bucket pushed to last (map nodes stay put until erased).
+  std::vector<int32_t> *last = nullptr;
+  int64_t lastTime = 0;
 };
 
 } // namespace wafer::rt::emulator
