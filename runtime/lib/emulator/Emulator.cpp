@@ -190,9 +190,9 @@ private:
   bool step(int32_t id, Core &c, const Op &op, int64_t batchTime, Turn turn);
   /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
-  /// What a team member's cores did in a parallel batch, applied after it
-  /// in member order: the same as retiring them one by one.
-  struct MemberLog {
+  /// What the cores of a piece of a parallel batch did, applied after it
+  /// in piece order: the same as retiring them one by one.
+  struct PieceLog {
     std::vector<MarkRecord> marks;
     std::vector<std::pair<int64_t, int32_t>> ready; // when, core
     int64_t done = 0;
@@ -200,11 +200,19 @@ private:
     /// The cores with sends to commit, and how many.
     std::vector<std::pair<int32_t, int64_t>> senders;
     bool rowBandSends = true, columnBandSends = true;
+    void clear() {
+      marks.clear();
+      ready.clear();
+      senders.clear();
+      done = 0;
+      failed = -1;
+      rowBandSends = columnBandSends = true;
+    }
   };
-  /// The same in a parallel batch, into the member's log; also moves the
+  /// The same in a parallel batch, into the piece's log; also moves the
   /// core's op marks there.
-  void retire(int32_t id, MemberLog &log);
-  std::vector<MemberLog> memberLogs;
+  void retire(int32_t id, PieceLog &log);
+  std::vector<PieceLog> pieceLogs;
   void addMark(const MarkRecord &m) {
     OpTotals &o = opTotals[m.op];
     o.end = std::max(o.end, m.time);
@@ -681,7 +689,7 @@ Error Scheduler::commitBatch(SpinTeam &team) {
   // commits touch no common core, and each band's in (y, x) order is the
   // serial order as far as its cores can tell.
   bool byRows = true, byColumns = true;
-  for (const MemberLog &log : memberLogs) {
+  for (const PieceLog &log : pieceLogs) {
     for (auto [id, count] : log.senders) {
       senders.push_back({id, 0, sends});
       sends += count;
@@ -719,7 +727,7 @@ Error Scheduler::commitBatch(SpinTeam &team) {
       cores[s.core].outbox.clear();
     }
   };
-  team.run([&](unsigned b) { commitBand(int32_t(b)); });
+  team.forEach(threads, [&](size_t b) { commitBand(int32_t(b)); });
   for (int32_t b = 0; b < int32_t(threads); ++b) {
     if (!failures[b].empty())
       return err(failures[b]);
@@ -785,12 +793,14 @@ Error Scheduler::simulate() {
     // of a batch is often a few instructions, less than a task's overhead.
     constexpr size_t kMinParallelBatch = 512;
     if (team && batch.size() >= kMinParallelBatch) {
-      size_t chunk = (batch.size() + threads - 1) / threads;
-      memberLogs.resize(threads);
-      team->run([&](unsigned member) {
-        MemberLog &log = memberLogs[member];
-        log = MemberLog();
-        size_t lo = member * chunk, hi = std::min(batch.size(), lo + chunk);
+      // A few pieces per thread, taken as threads come free.
+      size_t pieces = std::min<size_t>(2 * threads, batch.size());
+      size_t piece = (batch.size() + pieces - 1) / pieces;
+      pieceLogs.resize(pieces);
+      team->forEach(pieces, [&](size_t k) {
+        PieceLog &log = pieceLogs[k];
+        log.clear();
+        size_t lo = k * piece, hi = std::min(batch.size(), lo + piece);
         for (size_t i = lo; i < hi && log.failed < 0; ++i) {
           runCore(batch[i], now, Turn::Parallel);
           retire(batch[i], log);
@@ -798,10 +808,10 @@ Error Scheduler::simulate() {
       });
       // Then in (y, x) order: errors, op marks, the cores that go on, and
       // the sends (which may wake cores of this batch that blocked).
-      for (const MemberLog &log : memberLogs)
+      for (const PieceLog &log : pieceLogs)
         if (log.failed >= 0)
           return err(errors[log.failed]);
-      for (const MemberLog &log : memberLogs) {
+      for (const PieceLog &log : pieceLogs) {
         for (const MarkRecord &m : log.marks)
           addMark(m);
         for (auto [time, id] : log.ready)
@@ -837,7 +847,7 @@ void Scheduler::retire(int32_t id) {
     ++doneCores;
 }
 
-void Scheduler::retire(int32_t id, MemberLog &log) {
+void Scheduler::retire(int32_t id, PieceLog &log) {
   Core &c = cores[id];
   if (c.status == Status::Failed) {
     log.failed = id;

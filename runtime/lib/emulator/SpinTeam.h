@@ -3,8 +3,11 @@
 // The scheduler hands its threads a few hundred microseconds of work per
 // batch, thousands of times a second. A thread pool's workers sleep
 // between tasks, and waking one costs tens of microseconds on a virtual
-// machine: a good part of each batch. A team's workers spin instead, for
-// as long as the team lives (one run).
+// machine: a good part of each batch. A team's workers spin instead, and
+// sleep only once a wait grows long (a serial stretch of the run, or
+// other programs wanting the processors). Members take the pieces of the
+// work one by one, so a member the system holds back delays nobody: the
+// others take its share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_SPINTEAM_H
@@ -13,7 +16,9 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -24,10 +29,14 @@ public:
   /// A team of `size` threads: this one and size - 1 workers.
   explicit SpinTeam(unsigned size) {
     for (unsigned w = 1; w < size; ++w)
-      workers.emplace_back([this, w] { serve(w); });
+      workers.emplace_back([this] { serve(); });
   }
   ~SpinTeam() {
-    stopping.store(true, std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
     for (std::thread &t : workers)
       t.join();
   }
@@ -36,45 +45,70 @@ public:
 
   unsigned size() const { return unsigned(workers.size()) + 1; }
 
-  /// Runs `task(member)` for every member of the team, this thread being
-  /// member 0, and returns when all have finished.
-  void run(llvm::function_ref<void(unsigned)> task) {
+  /// Runs `task(i)` for every i below `count`, on the members of the team
+  /// (this thread among them) as they come, and returns when all are done.
+  void forEach(size_t count, llvm::function_ref<void(size_t)> task) {
     current = task;
-    finished.store(0, std::memory_order_relaxed);
-    epoch.fetch_add(1, std::memory_order_release);
-    task(0);
-    while (finished.load(std::memory_order_acquire) != workers.size())
-      pause();
+    pieces = count;
+    next.store(0);
+    finished.store(0);
+    epoch.fetch_add(1);
+    // A worker that is about to sleep checks the epoch after counting
+    // itself, so either it sees the new epoch or this sees it sleeping.
+    if (sleeping.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex);
+      wake.notify_all();
+    }
+    takePieces();
+    for (unsigned spins = 0; finished.load() != workers.size(); ++spins)
+      pause(spins);
   }
 
 private:
-  static void pause() {
+  static constexpr unsigned kSpins = 4096;
+  /// One turn of a wait that has taken `spins` turns so far.
+  static void pause(unsigned spins) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
+    if (spins < kSpins) {
+      __builtin_ia32_pause();
+      return;
+    }
 #endif
+    std::this_thread::yield();
   }
-  void serve(unsigned member) {
+  void takePieces() {
+    for (size_t i; (i = next.fetch_add(1)) < pieces;)
+      current(i);
+  }
+  void serve() {
     uint64_t seen = 0;
     while (true) {
-      uint64_t now;
-      while ((now = epoch.load(std::memory_order_acquire)) == seen) {
-        if (stopping.load(std::memory_order_acquire))
+      for (unsigned spins = 0; epoch.load() == seen && spins < kSpins; ++spins)
+        pause(spins);
+      if (epoch.load() == seen) {
+        std::unique_lock<std::mutex> lock(mutex);
+        sleeping.fetch_add(1);
+        wake.wait(lock, [&] { return stopping || epoch.load() != seen; });
+        sleeping.fetch_sub(1);
+        if (stopping)
           return;
-        pause();
       }
-      seen = now;
-      current(member);
-      finished.fetch_add(1, std::memory_order_release);
+      seen = epoch.load();
+      takePieces();
+      finished.fetch_add(1);
     }
   }
 
   std::vector<std::thread> workers;
-  llvm::function_ref<void(unsigned)> current;
+  llvm::function_ref<void(size_t)> current;
+  size_t pieces = 0;
+  std::atomic<size_t> next{0};
   std::atomic<uint64_t> epoch{0};
   std::atomic<size_t> finished{0};
-  std::atomic<bool> stopping{false};
+  std::atomic<unsigned> sleeping{0};
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false; // guarded by mutex
 };
 
 } // namespace wafer::rt::emulator
