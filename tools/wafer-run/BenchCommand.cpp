@@ -80,7 +80,8 @@ json::Value rowJSON(const Row &row) {
                  {"allreduce", compileOptionText(c, "allreduce")},
                  {"ktree_k", c.ktreeK},
                  {"dtype", compileOptionText(c, "dtype")},
-                 {"kv", compileOptionText(c, "kv")}};
+                 {"kv", compileOptionText(c, "kv")},
+                 {"prefill_heads", compileOptionText(c, "prefill-heads")}};
   if (!row.stats) {
     o["error"] = row.error;
     return o;
@@ -96,16 +97,17 @@ json::Value rowJSON(const Row &row) {
 }
 
 void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
-  outs() << "| grid | gemm | allreduce | k | dtype | kv | cycles | modeled s "
-            "| tokens/s | SRAM/core B | routes/core | wall s |\n"
-         << "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+  outs() << "| grid | gemm | allreduce | k | dtype | kv | prefill heads | "
+            "cycles | modeled s | tokens/s | SRAM/core B | routes/core | wall "
+            "s |\n"
+         << "|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const Row &row : rows) {
     const CompileOptions &c = row.compile;
-    outs() << formatv("| {0} | {1} | {2} | {3} | {4} | {5} | ", c.grid,
+    outs() << formatv("| {0} | {1} | {2} | {3} | {4} | {5} | {6} | ", c.grid,
                       compileOptionText(c, "gemm"),
                       compileOptionText(c, "allreduce"), c.ktreeK,
-                      compileOptionText(c, "dtype"),
-                      compileOptionText(c, "kv"));
+                      compileOptionText(c, "dtype"), compileOptionText(c, "kv"),
+                      compileOptionText(c, "prefill-heads"));
     if (!row.stats) {
       outs() << "error: " << row.error << " | | | | | |\n";
       continue;
@@ -145,7 +147,8 @@ Error wafer::validateBenchOptions(const BenchOptions &options) {
   for (auto [name, values] :
        {std::pair{"gemm", &options.gemms},
         std::pair{"allreduce", &options.allreduces},
-        std::pair{"dtype", &options.dtypes}, std::pair{"kv", &options.kvs}})
+        std::pair{"dtype", &options.dtypes}, std::pair{"kv", &options.kvs},
+        std::pair{"prefill-heads", &options.prefillHeads}})
     for (const std::string &value : *values)
       if (Error e = parseCompileOption(scratch, name, value))
         return e;
@@ -173,21 +176,23 @@ int wafer::runBenchCommand(const BenchOptions &options) {
       for (const std::string &allreduce : options.allreduces)
         for (int64_t k : options.ktreeKs)
           for (const std::string &dtype : options.dtypes)
-            for (const std::string &kv : options.kvs) {
-              CompileOptions compile;
-              compile.grid = grid;
-              compile.target = options.target;
-              compile.ktreeK = k;
-              // validateBenchOptions accepted every value.
-              cantFail(parseCompileOption(compile, "gemm", gemm));
-              cantFail(parseCompileOption(compile, "allreduce", allreduce));
-              cantFail(parseCompileOption(compile, "dtype", dtype));
-              cantFail(parseCompileOption(compile, "kv", kv));
-              rows.push_back(measure(**imported, compile, options.emulator));
-              failed |= !rows.back().stats;
-              if (options.json)
-                outs() << formatv("{0}", rowJSON(rows.back())) << "\n";
-            }
+            for (const std::string &kv : options.kvs)
+              for (const std::string &heads : options.prefillHeads) {
+                CompileOptions compile;
+                compile.grid = grid;
+                compile.target = options.target;
+                compile.ktreeK = k;
+                // validateBenchOptions accepted every value.
+                cantFail(parseCompileOption(compile, "gemm", gemm));
+                cantFail(parseCompileOption(compile, "allreduce", allreduce));
+                cantFail(parseCompileOption(compile, "dtype", dtype));
+                cantFail(parseCompileOption(compile, "kv", kv));
+                cantFail(parseCompileOption(compile, "prefill-heads", heads));
+                rows.push_back(measure(**imported, compile, options.emulator));
+                failed |= !rows.back().stats;
+                if (options.json)
+                  outs() << formatv("{0}", rowJSON(rows.back())) << "\n";
+              }
   if (!options.json)
     printTable(rows, options);
   return failed ? 1 : 0;

@@ -16,7 +16,7 @@ struct BenchOptions {
   OnnxImportOptions import;
   std::string target = "wse2";
   /// The axes of the cartesian product (each at least one value).
-  std::vector<std::string> grids, gemms, allreduces, dtypes, kvs;
+  std::vector<std::string> grids, gemms, allreduces, dtypes, kvs, prefillHeads;
   std::vector<int64_t> ktreeKs;
   rt::EmulatorOptions emulator;
   /// One JSON object per configuration instead of the Markdown table.

@@ -287,6 +287,10 @@ static cl::list<std::string> benchDtypes(
 static cl::list<std::string> benchKvs(
     "kv", cl::desc("KV cache policies (default shift)"), cl::CommaSeparated,
     cl::sub(benchCommand));
+static cl::list<std::string> benchPrefillHeads(
+    "prefill-heads",
+    cl::desc("Prefill attention plans: lanes, whole, auto (default auto)"),
+    cl::CommaSeparated, cl::sub(benchCommand));
 
 static int fail(const Twine &message) {
   errs() << "error: " << message << "\n";
@@ -815,6 +819,7 @@ static int bench() {
   options.allreduces = values(benchAllreduces, "ktree");
   options.dtypes = values(benchDtypes, "f32");
   options.kvs = values(benchKvs, "shift");
+  options.prefillHeads = values(benchPrefillHeads, "auto");
   options.ktreeKs.assign(benchKtreeKs.begin(), benchKtreeKs.end());
   if (options.ktreeKs.empty())
     options.ktreeKs.push_back(2);
