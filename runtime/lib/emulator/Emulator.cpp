@@ -41,7 +41,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 
 #include <algorithm>
 #include <memory>
@@ -152,9 +152,10 @@ private:
 
   Error allocate();
   Error simulate();
-  /// How a core runs in its batch. Parallel: it stops at each send, which
-  /// the batch commits after all its cores ran. InTurn: its sends enter the
-  /// network as it issues them and it runs on.
+  /// How a core runs in its batch. Parallel: its sends wait in its outbox
+  /// for the batch to commit them after all its cores ran, and it runs on
+  /// until it would write storage they read (waitsForCommit). InTurn: its
+  /// sends enter the network as it issues them and it runs on.
   enum class Turn { Parallel, InTurn };
   void runCore(int32_t id, int64_t batchTime, Turn turn);
   /// Whether the op, in a parallel batch, writes storage that a send of the
@@ -359,8 +360,8 @@ Error Scheduler::allocate() {
 // Execution
 //===----------------------------------------------------------------------===//
 
-/// Runs the core until it blocks, finishes or reaches a send that belongs to
-/// a later batch.
+/// Runs the core until it blocks, finishes, reaches a send that belongs to
+/// a later batch or (parallel) needs a commit of this batch.
 void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
@@ -680,7 +681,7 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
 
 Error Scheduler::commitBatch(SpinTeam &team) {
   struct Sender {
-    int32_t core, band;
+    int32_t core;
     int64_t firstSerial;
   };
   std::vector<Sender> senders;
@@ -691,7 +692,7 @@ Error Scheduler::commitBatch(SpinTeam &team) {
   bool byRows = true, byColumns = true;
   for (const PieceLog &log : pieceLogs) {
     for (auto [id, count] : log.senders) {
-      senders.push_back({id, 0, sends});
+      senders.push_back({id, sends});
       sends += count;
     }
     byRows &= log.rowBandSends;
@@ -707,17 +708,18 @@ Error Scheduler::commitBatch(SpinTeam &team) {
     }
     return Error::success();
   }
-  for (Sender &s : senders)
-    s.band =
-        byRows ? network.rowBand(s.core / W) : network.columnBand(s.core % W);
+  size_t bandCount = team.size();
+  std::vector<std::vector<Sender>> sendersByBand(bandCount);
+  for (const Sender &s : senders)
+    sendersByBand[byRows ? network.rowBand(s.core / W)
+                         : network.columnBand(s.core % W)]
+        .push_back(s);
   int64_t firstSerial = network.reserveSerials(sends);
-  std::vector<CommitBand> bands(threads);
-  std::vector<std::string> failures(threads);
-  auto commitBand = [&](int32_t b) {
+  std::vector<CommitBand> bands(bandCount);
+  std::vector<std::string> failures(bandCount);
+  auto commitBand = [&](size_t b) {
     CommitBand &band = bands[b];
-    for (const Sender &s : senders) {
-      if (s.band != b)
-        continue;
+    for (const Sender &s : sendersByBand[b]) {
       band.serial = firstSerial + s.firstSerial;
       for (const Outgoing &o : cores[s.core].outbox)
         if (Error e = commitSend(s.core, o, &band)) {
@@ -727,8 +729,8 @@ Error Scheduler::commitBatch(SpinTeam &team) {
       cores[s.core].outbox.clear();
     }
   };
-  team.forEach(threads, [&](size_t b) { commitBand(int32_t(b)); });
-  for (int32_t b = 0; b < int32_t(threads); ++b) {
+  team.forEach(bandCount, commitBand);
+  for (size_t b = 0; b < bandCount; ++b) {
     if (!failures[b].empty())
       return err(failures[b]);
     network.add(bands[b].tally);
@@ -778,10 +780,17 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
 
+  // More threads than processors would only spin. With free sends
+  // (send_issue_cycles 0) a core may send twice at the batch's time, the
+  // second after a write that waits for the first's commit: a parallel
+  // batch would commit that second send after the other cores' sends
+  // instead of before those of higher cores, so such targets run in turn.
+  unsigned teamSize = std::min(
+      threads, std::max(1u, hardware_concurrency().compute_thread_count()));
   std::optional<SpinTeam> team;
-  if (threads > 1) {
-    team.emplace(threads);
-    network.cutIntoBands(int32_t(threads));
+  if (teamSize > 1 && timing.sendIssueCycles() > 0) {
+    team.emplace(teamSize);
+    network.cutIntoBands(int32_t(teamSize));
   }
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
@@ -794,7 +803,7 @@ Error Scheduler::simulate() {
     constexpr size_t kMinParallelBatch = 512;
     if (team && batch.size() >= kMinParallelBatch) {
       // A few pieces per thread, taken as threads come free.
-      size_t pieces = std::min<size_t>(2 * threads, batch.size());
+      size_t pieces = std::min<size_t>(2 * team->size(), batch.size());
       size_t piece = (batch.size() + pieces - 1) / pieces;
       pieceLogs.resize(pieces);
       team->forEach(pieces, [&](size_t k) {

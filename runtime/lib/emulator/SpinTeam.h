@@ -6,8 +6,9 @@
 // machine: a good part of each batch. A team's workers spin instead, and
 // sleep only once a wait grows long (a serial stretch of the run, or
 // other programs wanting the processors). Members take the pieces of the
-// work one by one, so a member the system holds back delays nobody: the
-// others take its share.
+// work one by one, so a member the system holds back does not hold up the
+// pieces: the others take its share (each member still checks in before
+// the work is done).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_SPINTEAM_H

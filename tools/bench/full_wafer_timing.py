@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""The timing mode at full-wafer scale: issue 11's target run.
+
+  /usr/bin/python3 tools/bench/full_wafer_timing.py [--out docs/bench]
+      [--bin build/bin] [--work DIR] [--threads 1,2] [--layers 32]
+
+Exports the llama3-8b-shaped decode graph (python/wafer/export_llama.py,
+zero weights: the timing mode reads none; kept in --work between runs),
+then runs the target command
+
+  wafer-run run decode.onnx --mode timing --grid 660x660 --dtype f16
+      --dim-param past=4095
+
+once per --threads value, one after another in this process (the machine
+is shared: compare them, not the seconds across sessions), recording wall
+seconds and peak host memory (max RSS, from wait4) against the target of
+60 s and 4 GB, the cycles, tokens/s and KV capacity; and the same command
+on 420x420, which must be the one-line 'does not fit' error. `--layers N`
+compiles the first N layers only (a quicker look; the report says so, and
+the 420x420 run is then only recorded).
+Writes OUT/full_wafer_timing.json and OUT/full_wafer_timing.md.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from measure import timed
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET_SECONDS, TARGET_MB = 60, 4096
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
+    ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
+    ap.add_argument("--work", default=None,
+                    help="where the export is kept (default: a fresh "
+                         "temporary directory)")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--layers", type=int, default=0)
+    args = ap.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="wafer-full-wafer-")
+    out_dir = os.path.join(work, "llama3-8b-decode")
+    model = os.path.join(out_dir, "decode.onnx")
+    if not os.path.exists(model):
+        subprocess.run([sys.executable,
+                        os.path.join(SRC, "python", "wafer", "export_llama.py"),
+                        "llama3-8b", "--out-dir", out_dir, "--weights",
+                        "zeros", "--graphs", "decode"], check=True,
+                       capture_output=True)
+    wafer_run = os.path.join(args.bin, "wafer-run")
+    command = [wafer_run, "run", model, "--mode", "timing", "--dtype", "f16",
+               "--dim-param", "past=4095", "--quiet"]
+    if args.layers:
+        command += ["--layers", str(args.layers)]
+    rows = []
+    for threads in args.threads.split(","):
+        stats = os.path.join(work, "stats.json")
+        seconds, mb = timed(command + ["--grid", "660x660", "--threads",
+                                       threads, "--stats", stats])
+        with open(stats) as f:
+            s = json.load(f)
+        rows.append({"threads": int(threads), "wall_seconds": round(seconds, 1),
+                     "max_rss_mb": round(mb), "cycles": s["cycles"],
+                     "tokens_per_second": round(s["tokens_per_second"], 1),
+                     "kv_capacity_tokens": s["kv_capacity_tokens"],
+                     "layers": s.get("layers", "all")})
+        print(json.dumps(rows[-1]), flush=True)
+    small = subprocess.run(command + ["--grid", "420x420"], capture_output=True,
+                           text=True)
+    small_error = small.stderr.strip().replace(work + os.sep, "")
+    result = {"command": " ".join(["wafer-run"] + command[1:] +
+                                  ["--grid", "660x660"]).replace(work + os.sep,
+                                                                 ""),
+              "target": {"seconds": TARGET_SECONDS, "mb": TARGET_MB},
+              "runs": rows,
+              "grid_420x420": {"exit_code": small.returncode,
+                               "stderr": small_error}}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "full_wafer_timing.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    with open(os.path.join(args.out, "full_wafer_timing.md"), "w") as f:
+        f.write(f"`{result['command']}`"
+                + (f" (first {args.layers} layers)" if args.layers else "")
+                + f"; target {TARGET_SECONDS} s and {TARGET_MB} MB.\n\n")
+        f.write("| threads | wall s | max RSS MB | cycles | tokens/s | "
+                "KV capacity tokens | within target |\n"
+                "|---:|---:|---:|---:|---:|---:|---|\n")
+        for r in rows:
+            within = ("n/a (not all layers)" if args.layers else
+                      "yes" if r["wall_seconds"] <= TARGET_SECONDS and
+                      r["max_rss_mb"] <= TARGET_MB else "no")
+            f.write(f"| {r['threads']} | {r['wall_seconds']} | "
+                    f"{r['max_rss_mb']} | {r['cycles']} | "
+                    f"{r['tokens_per_second']} | {r['kv_capacity_tokens']} | "
+                    f"{within} |\n")
+        f.write(f"\n420x420: exit code {small.returncode}, `{small_error}`\n")
+    # With fewer layers the model may fit the small grid.
+    if not args.layers and (small.returncode != 1 or
+                            len(small_error.splitlines()) != 1):
+        sys.exit("FAILED: 420x420 should be a one-line error, exit code 1")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
