@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from measure import timed
+from measure import export_zeros, timed
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET_SECONDS, TARGET_MB = 60, 4096
@@ -44,14 +44,8 @@ def main():
     ap.add_argument("--layers", type=int, default=0)
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="wafer-full-wafer-")
-    out_dir = os.path.join(work, "llama3-8b-decode")
-    model = os.path.join(out_dir, "decode.onnx")
-    if not os.path.exists(model):
-        subprocess.run([sys.executable,
-                        os.path.join(SRC, "python", "wafer", "export_llama.py"),
-                        "llama3-8b", "--out-dir", out_dir, "--weights",
-                        "zeros", "--graphs", "decode"], check=True,
-                       capture_output=True)
+    model = export_zeros("llama3-8b", "decode",
+                         os.path.join(work, "llama3-8b-decode"))
     wafer_run = os.path.join(args.bin, "wafer-run")
     command = [wafer_run, "run", model, "--mode", "timing", "--dtype", "f16",
                "--dim-param", "past=4095", "--quiet"]

@@ -26,3 +26,17 @@ def wall(cmd, env=None):
     if proc.returncode != 0:
         sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stderr.strip()}")
     return time.perf_counter() - start, proc.stdout
+
+
+def export_zeros(config, graph, out_dir):
+    """The exporter's `graph` of `config` with zero weights in out_dir (kept:
+    exported once), for the modes that read no weights; its .onnx path."""
+    model = os.path.join(out_dir, f"{graph}.onnx")
+    if not os.path.exists(model):
+        src = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        subprocess.run([sys.executable,
+                        os.path.join(src, "python", "wafer", "export_llama.py"),
+                        config, "--out-dir", out_dir, "--weights", "zeros",
+                        "--graphs", graph], check=True, capture_output=True)
+    return model

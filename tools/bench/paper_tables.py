@@ -42,6 +42,8 @@ import sys
 import tempfile
 import time
 
+from measure import export_zeros
+
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The paper's figures (waferllm-osdi25, section 7): milliseconds per GEMV,
@@ -230,13 +232,7 @@ def op_row(wafer_run, model, grid, extra, work, targets, table, what, paper,
 
 
 def export(config, graph, work):
-    out = os.path.join(work, f"{config}-{graph}")
-    if not os.path.exists(os.path.join(out, f"{graph}.onnx")):
-        subprocess.run([sys.executable,
-                        os.path.join(SRC, "python", "wafer", "export_llama.py"),
-                        config, "--out-dir", out, "--weights", "zeros",
-                        "--graphs", graph], check=True, capture_output=True)
-    return os.path.join(out, f"{graph}.onnx")
+    return export_zeros(config, graph, os.path.join(work, f"{config}-{graph}"))
 
 
 def llama_result(wafer_run, model, config, graph, grid, dims, tokens, work,
