@@ -1,6 +1,6 @@
 //===- MeshChooseKtree.cpp - K of each open K-tree from the cost model ----===//
+#include "wafer/CostModel/CostModel.h"
 #include "wafer/Passes/Passes.h"
-#include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/TimingModel.h"
 #include "wafer/Support/ChannelFamilies.h"
 
@@ -32,7 +32,7 @@ struct MeshChooseKtreePass
     // The centered tree runs over physical positions, so the placement
     // (INTERLEAVE) does not matter.
     std::vector<Operation *> open;
-    std::vector<rt::KTreeUse> uses;
+    std::vector<cost::KTreeUse> uses;
     module.walk([&](Operation *op) {
       std::optional<AllreduceUse> use = getAllreduceUse(op, grid);
       if (!use || !use->allreduce.isOpenKtree())
@@ -48,7 +48,7 @@ struct MeshChooseKtreePass
     });
     if (open.empty())
       return;
-    int64_t k = rt::chooseKTreeK(uses, timing.target());
+    int64_t k = cost::chooseKTreeK(uses, timing.target());
     LLVM_DEBUG(llvm::dbgs()
                << open.size() << " open K-trees -> K = " << k << "\n");
     for (Operation *op : open)

@@ -3,12 +3,13 @@
 // What several algorithm units build from: channel families from paths,
 // the ring shift, the allreduce every GEMV, rms_norm and decode attention
 // ends with (Allreduce.cpp), and the prices their cycle estimates add up
-// (Costs.cpp).
+// (lib/CostModel, through Costs.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_DIALECT_MESH_ALGORITHMS_ALGORITHMPLANS_H
 #define WAFER_DIALECT_MESH_ALGORITHMS_ALGORITHMPLANS_H
 
+#include "wafer/CostModel/CostModel.h"
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Runtime/RowShapes.h"
 
@@ -39,48 +40,18 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
                          std::vector<ScratchBuffer> &scratch);
 
 //===----------------------------------------------------------------------===//
-// Prices (Costs.cpp): what the emulator charges, in closed form
+// Prices: lib/CostModel's, and the glue for mesh values (Costs.cpp)
 //===----------------------------------------------------------------------===//
 
 /// The type a distributed tensor is stored, sent and computed in.
 rt::DType dtypeOf(mlir::Value v);
 
-/// Cycles of a row instruction of these sizes (RowArgs' meaning).
-int64_t rowCycles(const rt::TimingModel &timing, rt::Opcode op, int64_t m,
-                  int64_t n, int64_t k, int64_t groups, rt::DType dtype);
-
-/// Cycles from the issue of a send of `elements` values to their arrival
-/// `hops` hops away: both ramps, the hops and the words on the link.
-int64_t messageCycles(const rt::TimingModel &timing, int64_t elements,
-                      rt::DType dtype, int64_t hops);
-
-/// Hops from one ring position to the next: the usual step, and the
-/// longest (the identity placement's wrap-around crosses the axis).
-struct RingHops {
-  int64_t step = 0, longest = 0;
-};
-RingHops ringHops(int64_t n, bool interleave);
-
-// A ring shift in which every core sends, works, receives from the next
-// position and works again is a max-plus system: after k steps a core's
-// time is its longest path of k steps, either a core's own sequence k
-// times, or a message's way from position to position (its latency and the
-// receivers' work), which crosses the ring's longest link once every n
-// steps.
-
-/// Cycles of `steps` such steps: `own` per step on a core, or `round` per
-/// step for the message plus `wrap` extra cycles each time it crosses the
-/// longest link of a ring of n positions.
-double ringSteps(int64_t steps, double own, double round, double wrap,
-                 int64_t n);
-
-/// Cycles of `steps` steps of a ring shift of `elements` values in which
-/// every core runs `before` cycles before its send, `overlapped` cycles
-/// between its send and its receive and `after` cycles after it.
-int64_t ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
-                        int64_t elements, rt::DType dtype, int64_t n,
-                        bool interleave, int64_t before, int64_t overlapped,
-                        int64_t after);
+using cost::messageCycles;
+using cost::RingHops;
+using cost::ringHops;
+using cost::ringShiftCycles;
+using cost::ringSteps;
+using cost::rowCycles;
 
 /// Cycles of message `message` of `use`'s allreduce (values of `dtype`).
 int64_t allreduceCycles(const AllreduceUse &use, unsigned message,

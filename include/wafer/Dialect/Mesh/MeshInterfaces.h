@@ -8,6 +8,7 @@
 #ifndef WAFER_DIALECT_MESH_MESHINTERFACES_H
 #define WAFER_DIALECT_MESH_MESHINTERFACES_H
 
+#include "wafer/CostModel/CostModel.h"
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/TimingModel.h"
 
@@ -104,13 +105,7 @@ struct AllreduceUse {
   }
 };
 
-/// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]
-/// and C [mt][nt], K cut into `blocks` = lcm(H, W) blocks of which a core
-/// holds aSlots = blocks / W of A and bSlots = blocks / H of B.
-struct GemmTiling {
-  int64_t blocks = 1, aSlots = 1, bSlots = 1;
-  int64_t mt = 0, kt = 0, nt = 0;
-};
+using cost::GemmTiling;
 
 /// Elements of the local tile every core holds of a distributed value.
 int64_t localElements(mlir::Value distributed, mesh::GridAttr grid);

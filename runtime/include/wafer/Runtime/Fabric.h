@@ -62,40 +62,6 @@ int64_t ktreeRoot(int64_t n, bool centered);
 /// larger half.
 std::vector<KTreeLevel> rootedTreeLevels(int64_t n, int64_t root, int64_t k);
 
-/// The cost model `--ktree-k 0` chooses K with: modeled cycles of a K-tree
-/// allreduce of `values` values per core, `words` link words, over n
-/// positions, rooted as ktreeRoot says. Each group's chain runs from its
-/// last member to its root; a member streams the message on once its own
-/// group (a level below) is done and the message's first word has arrived
-/// (the root: its last word), paying a send (words on the ramp and link,
-/// the ramps at both ends, the physical hops to the previous member), the
-/// receive's software cost (relay cycles) and the add. Then the join and
-/// one multicast to the farther end. `relayed` (mesh-allocate-routes'
-/// fallback, never centered): every message and the broadcast move one
-/// ring position at a time, each position in between receiving and sending
-/// it on. It ignores contention, which the emulator models.
-int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
-                             int64_t words, double macsPerCycle,
-                             const Target &target, bool centered,
-                             bool interleaved, bool relayed = false);
-
-/// One allreduce whose K is open: its axis extent and what each core
-/// reduces.
-struct KTreeUse {
-  int64_t n = 1, values = 0, words = 0;
-  double macsPerCycle = 1;
-};
-
-/// The one K for all of a module's open K-trees: the K in [1, max(1,
-/// ceil(log2 n))] (n the largest extent) with the fewest modeled cycles of
-/// the centered trees added up (the smallest K on ties), among those whose
-/// trees on both axes (2 (2K + 2) colors) fit the target's routes. One K,
-/// so that the trees along an axis share their colors: per-op Ks give each
-/// op its own and soon exhaust the routes. Counting both axes is
-/// conservative for a module whose trees all run along one; when no K
-/// fits, K = 1, which mesh-allocate-routes then relays.
-int64_t chooseKTreeK(const std::vector<KTreeUse> &uses, const Target &target);
-
 /// A message path along one axis: from physical index `src` to the cores in
 /// `dsts` (a line multicast, one way or both ways from src).
 struct LinePath {

@@ -1,0 +1,130 @@
+//===- CostModel.h - Closed-form cycles of the mesh algorithms --*- C++ -*-===//
+//
+// The one cost model: what the emulator charges event by event
+// (runtime/lib/emulator), added up along an algorithm's critical path.
+// The analytic mode's per-op cycles (CostedOpInterface, each op's
+// estimateCycles) are built from these prices, and so are the planner's
+// choices: K of the K-tree (mesh-choose-ktree) and whole heads against
+// lanes (convert-tfm-to-mesh compares the estimates).
+// No MLIR: the prices take sizes, grid extents and a TimingModel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_COSTMODEL_COSTMODEL_H
+#define WAFER_COSTMODEL_COSTMODEL_H
+
+#include "wafer/Runtime/Program.h"
+#include "wafer/Runtime/TimingModel.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace wafer::cost {
+
+//===----------------------------------------------------------------------===//
+// Prices (Prices.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Cycles of a row instruction of these sizes (RowArgs' meaning).
+int64_t rowCycles(const rt::TimingModel &timing, rt::Opcode op, int64_t m,
+                  int64_t n, int64_t k, int64_t groups, rt::DType dtype);
+
+/// Cycles from the issue of a send of `elements` values to their arrival
+/// `hops` hops away: both ramps, the hops and the words on the link.
+int64_t messageCycles(const rt::TimingModel &timing, int64_t elements,
+                      rt::DType dtype, int64_t hops);
+
+/// Hops from one ring position to the next: the usual step, and the
+/// longest (the identity placement's wrap-around crosses the axis).
+struct RingHops {
+  int64_t step = 0, longest = 0;
+};
+RingHops ringHops(int64_t n, bool interleave);
+
+// A ring shift in which every core sends, works, receives from the next
+// position and works again is a max-plus system: after k steps a core's
+// time is its longest path of k steps, either a core's own sequence k
+// times, or a message's way from position to position (its latency and the
+// receivers' work), which crosses the ring's longest link once every n
+// steps.
+
+/// Cycles of `steps` such steps: `own` per step on a core, or `round` per
+/// step for the message plus `wrap` extra cycles each time it crosses the
+/// longest link of a ring of n positions.
+double ringSteps(int64_t steps, double own, double round, double wrap,
+                 int64_t n);
+
+/// Cycles of `steps` steps of a ring shift of `elements` values in which
+/// every core runs `before` cycles before its send, `overlapped` cycles
+/// between its send and its receive and `after` cycles after it.
+int64_t ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
+                        int64_t elements, rt::DType dtype, int64_t n,
+                        bool interleave, int64_t before, int64_t overlapped,
+                        int64_t after);
+
+//===----------------------------------------------------------------------===//
+// The K-tree allreduce (KTree.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The cost model `--ktree-k 0` chooses K with: modeled cycles of a K-tree
+/// allreduce of `values` values per core, `words` link words, over n
+/// positions, rooted as ktreeRoot says. Each group's chain runs from its
+/// last member to its root; a member streams the message on once its own
+/// group (a level below) is done and the message's first word has arrived
+/// (the root: its last word), paying a send (words on the ramp and link,
+/// the ramps at both ends, the physical hops to the previous member), the
+/// receive's software cost (relay cycles) and the add. Then the join and
+/// one multicast to the farther end. `relayed` (mesh-allocate-routes'
+/// fallback, never centered): every message and the broadcast move one
+/// ring position at a time, each position in between receiving and sending
+/// it on. It ignores contention, which the emulator models.
+int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
+                             int64_t words, double macsPerCycle,
+                             const rt::Target &target, bool centered,
+                             bool interleaved, bool relayed = false);
+
+/// One allreduce whose K is open: its axis extent and what each core
+/// reduces.
+struct KTreeUse {
+  int64_t n = 1, values = 0, words = 0;
+  double macsPerCycle = 1;
+};
+
+/// The one K for all of a module's open K-trees: the K in [1, max(1,
+/// ceil(log2 n))] (n the largest extent) with the fewest modeled cycles of
+/// the centered trees added up (the smallest K on ties), among those whose
+/// trees on both axes (2 (2K + 2) colors) fit the target's routes. One K,
+/// so that the trees along an axis share their colors: per-op Ks give each
+/// op its own and soon exhaust the routes. Counting both axes is
+/// conservative for a module whose trees all run along one; when no K
+/// fits, K = 1, which mesh-allocate-routes then relays.
+int64_t chooseKTreeK(const std::vector<KTreeUse> &uses,
+                     const rt::Target &target);
+
+//===----------------------------------------------------------------------===//
+// GEMM schedules (GemmSchedules.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]
+/// and C [mt][nt], K cut into `blocks` = lcm(H, W) blocks of which a core
+/// holds aSlots = blocks / W of A and bSlots = blocks / H of B.
+struct GemmTiling {
+  int64_t blocks = 1, aSlots = 1, bSlots = 1;
+  int64_t mt = 0, kt = 0, nt = 0;
+};
+
+/// SUMMA's steps on an h x w grid, each core multiplying for `multiply`
+/// cycles a step: the schedule simulated core by core as the lowered
+/// program runs, or its steady state beyond a budget of core-steps.
+int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
+                    int64_t h, int64_t w, rt::DType dtype, int64_t multiply);
+
+/// MeshGEMM's (or Cannon's, without INTERLEAVE) alignment and
+/// compute-shift steps on an h x w grid and the last multiply: simulated
+/// core by core, or in closed form beyond a budget of core-steps.
+int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
+                       int64_t h, int64_t w, bool interleave, rt::DType dtype,
+                       int64_t multiply);
+
+} // namespace wafer::cost
+
+#endif // WAFER_COSTMODEL_COSTMODEL_H

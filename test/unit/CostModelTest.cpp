@@ -1,0 +1,72 @@
+//===- CostModelTest.cpp - The closed forms the planner chooses by --------===//
+#include "wafer/CostModel/CostModel.h"
+#include "wafer/Runtime/Target.h"
+
+#include <gtest/gtest.h>
+
+using namespace wafer;
+using namespace wafer::cost;
+using llvm::cantFail;
+using wafer::rt::Target;
+
+namespace {
+
+TEST(KTree, CostModelChoosesK) {
+  Target t = cantFail(rt::getPresetTarget("wse2"));
+  auto gemv = [](int64_t n) { return KTreeUse{n, 32, 16, 4}; };
+  EXPECT_EQ(chooseKTreeK({gemv(1)}, t), 1);
+  EXPECT_EQ(chooseKTreeK({gemv(2)}, t), 1);
+  // The 4096-wide f16 GEMV on 128 rows: K = 4 (groups of 3 in each half of
+  // 64), which the emulator measured within 4 cycles of the fastest among
+  // K = 1..7 (613 cycles; K = 3: 609, K = 2: 636, K = 7: 648, K = 1:
+  // 1103). The chains stream, so a chain member costs a few cycles and the
+  // hops, not a message: shallow trees do as well as the binary one.
+  EXPECT_EQ(chooseKTreeK({gemv(128)}, t), 4);
+  for (int64_t k : {1, 2, 6, 7})
+    EXPECT_GT(ktreeAllreduceCycles(128, k, 32, 16, 4, t, true, false),
+              ktreeAllreduceCycles(128, 4, 32, 16, 4, t, true, false))
+        << k;
+  // One K for all: a 4-wide axis gains nothing from depth, so it does not
+  // move the 128-row GEMV's choice; both add up.
+  EXPECT_EQ(chooseKTreeK({gemv(128), gemv(4), gemv(128)}, t), 4);
+  // With 12 routes only K <= 2 fits (2K + 2 colors on each axis).
+  t.routesPerCore = 12;
+  EXPECT_EQ(chooseKTreeK({gemv(128)}, t), 2);
+}
+
+TEST(RingShift, OneCoreOnlyWorks) {
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  // A ring of one sends nothing: each step is the core's own work.
+  EXPECT_EQ(ringShiftCycles(timing, 5, 64, rt::DType::F16, 1, false, 3, 4, 7),
+            5 * (3 + 4 + 7));
+  EXPECT_EQ(ringShiftCycles(timing, 0, 64, rt::DType::F16, 8, true, 3, 4, 7),
+            0);
+}
+
+TEST(RingShift, MessagesBoundAStepWhenTheWorkIsShort) {
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  // INTERLEAVE: every step is at most two hops, so a step of a ring of
+  // eight costs the message's way to the next position and the receive.
+  EXPECT_EQ(ringHops(8, true).longest, 2);
+  EXPECT_EQ(ringHops(8, false).longest, 7);
+  int64_t step =
+      messageCycles(timing, 64, rt::DType::F16, 2) + timing.receiveCycles();
+  EXPECT_EQ(ringShiftCycles(timing, 8, 64, rt::DType::F16, 8, true, 0, 0, 0),
+            8 * step);
+  // The identity placement pays its wrap-around's six extra hops once.
+  int64_t identity =
+      ringShiftCycles(timing, 8, 64, rt::DType::F16, 8, false, 0, 0, 0);
+  EXPECT_EQ(identity, 8 * (messageCycles(timing, 64, rt::DType::F16, 1) +
+                           timing.receiveCycles()) +
+                          6 * timing.hopCycles());
+}
+
+TEST(GemmSchedules, OneCoreMultipliesOnce) {
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  GemmTiling t;
+  t.mt = t.kt = t.nt = 8;
+  EXPECT_EQ(meshGemmCycles(timing, t, 1, 1, true, rt::DType::F32, 100), 100);
+  EXPECT_EQ(summaCycles(timing, t, 1, 1, rt::DType::F32, 100), 100);
+}
+
+} // namespace
