@@ -45,6 +45,12 @@ std::optional<AllreduceUse> wafer::getAllreduceUse(Operation *op,
   return communicating ? communicating.getAllreduceUse(grid) : std::nullopt;
 }
 
+int64_t AllreduceUse::extent(unsigned message, GridAttr grid) const {
+  if (!messageAlongX(message))
+    return grid.getHeight();
+  return segments ? segments->columns : grid.getWidth();
+}
+
 std::string ScratchBuffer::suffix() const {
   static const char *const names[] = {
       "_a_own",  "_b_own", "_a_next",    "_b_next", "_a_panel",

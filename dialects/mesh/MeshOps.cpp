@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <numeric>
 
 using namespace mlir;
 using namespace wafer::mesh;
@@ -548,9 +549,29 @@ bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
 
 int64_t AttentionOp::scoresPerKey(GridAttr grid) {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
-  if (std::optional<uint64_t> lanes = getLanesPerHead())
-    return q[1] / int64_t(*lanes) * (q[2] / k.back());
-  return localElements(getQuery(), grid) / k[3];
+  std::optional<uint64_t> lanesPerHead = getLanesPerHead();
+  if (!lanesPerHead)
+    return localElements(getQuery(), grid) / k[3];
+  int64_t group = q[2] / k.back(), lanes = q[1];
+  if (std::optional<wafer::AxisSegments> segments = getLaneSegments(grid))
+    lanes /= segments->count;
+  return lanes / int64_t(*lanesPerHead) * group;
+}
+
+std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
+  std::optional<uint64_t> lanesPerHead = getLanesPerHead();
+  if (!lanesPerHead || !getAllreduce() || getRelayed() ||
+      getAllreduce()->getAlgorithm() == AllreduceAlgorithm::ring)
+    return std::nullopt;
+  // Lanes split along x in blocks of `tile`: a segment is the fewest
+  // whole heads that fill whole blocks, and the segments must tile the
+  // lanes.
+  int64_t lanes = shapeOf(getQuery())[1], perHead = int64_t(*lanesPerHead);
+  int64_t tile = (lanes + grid.getWidth() - 1) / grid.getWidth();
+  int64_t perSegment = std::lcm(tile, perHead);
+  if (lanes % perSegment != 0)
+    return std::nullopt;
+  return wafer::AxisSegments{perSegment / tile, lanes / perSegment};
 }
 
 LogicalResult AttentionOp::verify() {

@@ -392,9 +392,13 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     column holds some (section 4.2's split of Q x K^T along X). q is
     `[1, KVH * D / 2, G * 2]` and the caches `[1, KVH * D / 2, L, 2]`,
     lanes along x. Each core scores its keys over its lanes
-    (`lane_scores`), the partial scores of all H = KVH x G query heads are
-    summed along x, the softmax runs along y as above, and each core
-    weighs the values of its lanes (`lane_values`), summed along y.
+    (`lane_scores`), the partial scores are summed along x, the softmax
+    runs along y as above, and each core weighs the values of its lanes
+    (`lane_values`), summed along y. Where the lane blocks tile the heads
+    (and the allreduce is a K-tree or pipeline, not relayed), each run of
+    columns holding whole KV heads sums the scores of its own query heads
+    apart (the paper's ReduceAdd into a distributed score matrix);
+    otherwise the whole row sums those of all H = KVH x G query heads.
 
     Prefill (L queries, section 4.1): q is `[L, KVH, G * D]`, k and v are
     `[L, KVH, D]`, all `[y:H, x:W, *]`. Q x K^T is a GEMM-T without a
@@ -406,10 +410,10 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     Prefill with `lanes_per_head = D / 2`: q is `[L, KVH * D / 2, G * 2]`
     and k, v `[L, KVH * D / 2, 2]`, lanes along x. Each step, every core
     scores its queries against the passing keys over its lanes
-    (`lane_flash_scores`), the `allreduce` sums the partial scores of all
-    H = KVH x G query heads along x, every core updates the online
-    softmax (`flash_stats`) and weighs its value lanes
-    (`lane_flash_values`); `colors`: the y ring and the allreduce.
+    (`lane_flash_scores`), the `allreduce` sums the partial scores along
+    x (per run of columns holding whole KV heads, as for decode), every
+    core updates the online softmax (`flash_stats`) and weighs its value
+    lanes (`lane_flash_values`); `colors`: the y ring and the allreduce.
 
     ```mlir
     %o = mesh.attention %q, %k, %v {scale = 0.25 : f64, length = 9 : i64,
@@ -434,9 +438,15 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
   let extraClassDeclaration = [{
     /// True for the decode form (one query against KV caches).
     bool isDecode();
-    /// Decode: the scores a core keeps per key position (its query heads;
-    /// with lanes, every query head).
+    /// The scores a core keeps per key position and query: its query
+    /// heads; with lanes, those of the KV heads its lane segment holds
+    /// (getLaneSegments), or every query head.
     int64_t scoresPerKey(GridAttr grid);
+    /// With lanes: the runs of columns that hold whole KV heads' lanes,
+    /// whose partial scores are summed apart; nullopt when they are summed
+    /// along the whole row (a ring or relayed allreduce, or lane blocks
+    /// that do not tile the heads).
+    std::optional<AxisSegments> getLaneSegments(GridAttr grid);
   }];
 }
 

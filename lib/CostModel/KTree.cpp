@@ -57,7 +57,7 @@ int64_t reduceChains(std::vector<int64_t> &ready,
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
                              const Target &t, bool centered, bool interleaved,
-                             bool relayed) {
+                             bool relayed, int64_t hopsPerPosition) {
   if (n <= 1)
     return 0;
   // The emulator's prices: a message's transfer, its two ramps and its
@@ -89,7 +89,7 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
   int64_t root = ktreeRoot(n, centered);
   std::vector<KTreeLevel> levels = rootedTreeLevels(n, root, k);
   auto travel = [&](int64_t from, int64_t to) {
-    return timing.messageCycles(words, std::abs(from - to));
+    return timing.messageCycles(words, std::abs(from - to) * hopsPerPosition);
   };
   std::vector<int64_t> left(root + 1, 0), right(n - 1 - root, 0);
   int64_t sum = reduceChains(left, levels, travel, false, timing, words, add);
@@ -100,7 +100,8 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
     sum = std::max(sum, handed) + timing.receiveCycles() + add;
   }
   int64_t farthest = std::max(root, n - 1 - root);
-  return sum + timing.messageCycles(words, farthest) + timing.receiveCycles();
+  return sum + timing.messageCycles(words, farthest * hopsPerPosition) +
+         timing.receiveCycles();
 }
 
 int64_t chooseKTreeK(const std::vector<KTreeUse> &uses, const Target &t) {

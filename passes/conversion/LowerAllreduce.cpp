@@ -62,7 +62,7 @@ std::string ProgramLowering::allreduce(
   bool alongX = use.messageAlongX(message);
   rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
   std::string pos = alongX ? "lx" : "ly";
-  int64_t reduced = alongX ? w : h;
+  int64_t reduced = use.extent(message, grid);
   std::string algorithm =
       mesh::stringifyAllreduceAlgorithm(attr.getAlgorithm()).str();
   if (attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree)
@@ -85,8 +85,38 @@ std::string ProgramLowering::allreduce(
     return algorithm + "-relayed";
   }
   // Over physical positions (x or y; the sum's order does not matter), in
-  // two halves towards the root (rt::ktreeRoot).
-  std::string coord = alongX ? "x" : "y";
+  // two halves towards the root (rt::ktreeRoot); a segment's tree over
+  // its logical positions.
+  std::optional<AxisSegments> segments = alongX ? use.segments : std::nullopt;
+  std::string coord = segments
+                          ? llvm::formatv("(lx % {0})", segments->columns).str()
+                          : std::string(alongX ? "x" : "y");
+  if (segments && segments->columns * segments->count < w) {
+    // The columns past the segments hold no lanes.
+    when(loc, llvm::formatv("lx < {0}", segments->columns * segments->count),
+         [&] {
+           treeAllreduce(loc, use, message, coord, reduced, channels, scratch,
+                         sum, combine);
+         });
+    return algorithm;
+  }
+  treeAllreduce(loc, use, message, coord, reduced, channels, scratch, sum,
+                combine);
+  return algorithm;
+}
+
+/// The K-tree (or pipeline) of allreduce(): over positions `coord` of
+/// `reduced` (physical, or a segment's logical ones), in two halves
+/// towards the root, then the root's broadcast.
+void ProgramLowering::treeAllreduce(Location loc, const AllreduceUse &use,
+                                    unsigned message, const std::string &coord,
+                                    int64_t reduced, const OpChannels &channels,
+                                    const OpScratch &scratch,
+                                    FlatSymbolRefAttr sum,
+                                    core::ElementwiseKind combine) {
+  mesh::AllreduceAttr attr = use.allreduce;
+  rt::Axis axis = use.messageAlongX(message) ? rt::Axis::X : rt::Axis::Y;
+  FlatSymbolRefAttr partial = scratch.get(BufferRole::Partial, message);
   int64_t root = rt::ktreeRoot(reduced, attr.getAlgorithm() ==
                                             mesh::AllreduceAlgorithm::ktree);
   std::vector<rt::KTreeLevel> levels =
@@ -154,7 +184,6 @@ std::string ProgramLowering::allreduce(
        [&] { instructions.create<core::SendOp>(loc, sum, broadcast); });
   when(loc, llvm::formatv("{0} != {1}", coord, root),
        [&] { instructions.create<core::RecvOp>(loc, sum, broadcast); });
-  return algorithm;
 }
 
 /// The K-tree (or pipeline) over `n` ring positions with every message

@@ -86,6 +86,16 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
   return success();
 }
 
+/// The index of a core's first lane within its lane segment (whose scores
+/// it keeps), or within all lanes; lane blocks are numbered by logical x
+/// position.
+std::string ProgramLowering::firstLaneExpr(mesh::AttentionOp op,
+                                           int64_t lanes) {
+  if (std::optional<AxisSegments> segments = op.getLaneSegments(grid))
+    return llvm::formatv("(lx % {0}) * {1}", segments->columns, lanes).str();
+  return llvm::formatv("lx * {0}", lanes).str();
+}
+
 /// Prefill attention over lanes: keys and values shift around the y ring
 /// as above; each step's partial scores over this core's lanes are summed
 /// along x (the paper's ReduceAdd of Q x K^T along X), every core of the
@@ -105,8 +115,7 @@ LogicalResult ProgramLowering::lowerPrefillLaneAttention(mesh::AttentionOp op) {
   FlatSymbolRefAttr kv = a.scratch.get(BufferRole::KeysValues),
                     ml = a.scratch.get(BufferRole::MaxAndSum),
                     scores = a.scratch.get(BufferRole::Scores);
-  // Lane blocks are numbered by logical x position.
-  std::string firstLane = llvm::formatv("lx * {0}", lanes).str();
+  std::string firstLane = firstLaneExpr(op, lanes);
   std::string algorithm;
   // Step s scores the queries against the keys of ring position ly + s.
   shiftKeysAndValues(loc, a, tile, [&](const std::string &offset) {
@@ -151,8 +160,7 @@ LogicalResult ProgramLowering::lowerLaneAttention(mesh::AttentionOp op) {
   FlatSymbolRefAttr scores = a.scratch.get(BufferRole::Scores),
                     max = a.scratch.get(BufferRole::Max),
                     sum = a.scratch.get(BufferRole::Sum);
-  // Lane blocks are numbered by logical x position.
-  std::string firstLane = llvm::formatv("lx * {0}", lanes).str();
+  std::string firstLane = firstLaneExpr(op, lanes);
   auto scoring = rows(loc, core::RowKernel::lane_scores, {scores, a.q, a.k},
                       lanes, lanesPerHead, perRow, group);
   scoring.setScalar(op.getScale());

@@ -250,6 +250,10 @@ private:
   std::string allreduce(Location loc, Operation *op, const OpChannels &channels,
                         const OpScratch &scratch, FlatSymbolRefAttr sum,
                         unsigned message, core::ElementwiseKind combine);
+  void treeAllreduce(Location loc, const AllreduceUse &use, unsigned message,
+                     const std::string &coord, int64_t reduced,
+                     const OpChannels &channels, const OpScratch &scratch,
+                     FlatSymbolRefAttr sum, core::ElementwiseKind combine);
   void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
                    const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
                    FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,
@@ -276,6 +280,7 @@ private:
   FailureOr<AttentionBuffers> attentionBuffers(mesh::AttentionOp op);
   LogicalResult lower(mesh::AttentionOp op);
   LogicalResult lowerPrefillAttention(mesh::AttentionOp op);
+  std::string firstLaneExpr(mesh::AttentionOp op, int64_t lanes);
   LogicalResult lowerLaneAttention(mesh::AttentionOp op);
   LogicalResult lowerPrefillLaneAttention(mesh::AttentionOp op);
   void shiftKeysAndValues(Location loc, const AttentionBuffers &a, int64_t tile,

@@ -8,6 +8,9 @@
 #include "AlgorithmPlans.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace wafer;
@@ -22,6 +25,7 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
   rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
   int64_t n = alongX ? grid.getWidth() : grid.getHeight();
   std::string axisName = alongX ? "x" : "y";
+  std::optional<AxisSegments> segments = alongX ? use.segments : std::nullopt;
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
     return {ringFamily(ChannelRole::Ring, axis, grid, interleave)};
   if (use.relayed)
@@ -36,24 +40,48 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
                                 : "ktree" + std::to_string(allreduce.getK());
   if (alongX)
     prefix += "_x";
+  std::string suffix;
+  // A tree over the whole axis, or one per segment over its logical
+  // positions, each position at its physical index.
+  std::function<std::vector<rt::LinePath>(std::vector<rt::LinePath>)> place =
+      [](std::vector<rt::LinePath> paths) { return paths; };
+  if (segments) {
+    n = segments->columns;
+    suffix = llvm::formatv("_seg{0}x{1}", segments->columns, segments->count);
+    place = [&, order = rt::ringOrder(grid.getWidth(), interleave)](
+                std::vector<rt::LinePath> paths) {
+      std::vector<rt::LinePath> placed;
+      for (int64_t segment = 0; segment < segments->count; ++segment) {
+        int64_t first = segment * segments->columns;
+        for (const rt::LinePath &path : paths) {
+          rt::LinePath moved{order[first + path.src], {}};
+          for (int64_t dst : path.dsts)
+            moved.dsts.push_back(order[first + dst]);
+          placed.push_back(std::move(moved));
+        }
+      }
+      return placed;
+    };
+  }
   int64_t root = rt::ktreeRoot(n, /*centered=*/!pipeline);
   std::vector<rt::KTreeLevel> levels =
       rt::rootedTreeLevels(n, root, allreduce.getTreeK());
   std::vector<ChannelFamily> families;
   for (auto [i, level] : llvm::enumerate(levels)) {
-    families.push_back(makeFamily(ChannelRole::TreeLevel,
-                                  prefix + "_level" + std::to_string(i), axis,
-                                  rt::ktreeLevelPaths(n, root, level)));
+    families.push_back(makeFamily(
+        ChannelRole::TreeLevel, prefix + "_level" + std::to_string(i) + suffix,
+        axis, place(rt::ktreeLevelPaths(n, root, level))));
     families.back().level = unsigned(i);
   }
   // The join is the level above the halves'.
-  families.push_back(makeFamily(ChannelRole::TreeLevel, prefix + "_join", axis,
-                                rt::ktreeJoinPaths(n, root)));
+  families.push_back(makeFamily(ChannelRole::TreeLevel,
+                                prefix + "_join" + suffix, axis,
+                                place(rt::ktreeJoinPaths(n, root))));
   families.back().level = unsigned(levels.size());
-  families.push_back(
-      makeFamily(ChannelRole::Broadcast,
-                 (root == 0 ? "broadcast_" : "broadcast_mid_") + axisName, axis,
-                 rt::broadcastPaths(n, root)));
+  families.push_back(makeFamily(ChannelRole::Broadcast,
+                                (root == 0 ? "broadcast_" : "broadcast_mid_") +
+                                    axisName + suffix,
+                                axis, place(rt::broadcastPaths(n, root))));
   return families;
 }
 
@@ -75,8 +103,7 @@ void plans::addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
   bool ring = use.allreduce.getAlgorithm() == AllreduceAlgorithm::ring;
   for (auto [i, elements] : llvm::enumerate(use.messageElements)) {
     unsigned message = unsigned(i);
-    int64_t reduced =
-        use.messageAlongX(message) ? grid.getWidth() : grid.getHeight();
+    int64_t reduced = use.extent(message, grid);
     bool tree =
         !ring && !rt::ktreeLevels(reduced, use.allreduce.getTreeK()).empty();
     if (ring && reduced > 1) {

@@ -24,7 +24,7 @@ static PrefillLanes prefillLanes(AttentionOp op, GridAttr grid) {
   p.lanes = localElements(op.getKey(), grid) / (p.perRow * 2);
   p.lanesPerHead = int64_t(*op.getLanesPerHead());
   p.group = shapeOf(op.getQuery())[2] / 2;
-  p.heads = shapeOf(op.getQuery())[1] / p.lanesPerHead;
+  p.heads = op.scoresPerKey(grid) / p.group;
   return p;
 }
 
@@ -32,16 +32,19 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
   if (!isDecode()) {
     if (!getLanesPerHead())
       return std::nullopt;
-    // Each step's partial scores, [rows, heads, G, rows], summed along x.
+    // Each step's partial scores, [rows, heads, G, rows], summed along x
+    // (per lane segment).
     PrefillLanes p = prefillLanes(*this, grid);
     AllreduceUse use{true,
                      *getAllreduce(),
                      getOperation()->hasAttr("relayed"),
                      {p.perRow * p.heads * p.group * p.perRow}};
+    use.segments = getLaneSegments(grid);
     return use;
   }
   // The softmax's max and sum per query head, then the weighted values;
-  // with lanes, first the partial scores summed along x.
+  // with lanes, first the partial scores summed along x (per lane
+  // segment).
   int64_t out = localElements(getQuery(), grid);
   int64_t heads = scoresPerKey(grid);
   AllreduceUse use{false,
@@ -52,6 +55,7 @@ std::optional<AllreduceUse> AttentionOp::getAllreduceUse(GridAttr grid) {
     int64_t perRow = ceilDiv(shapeOf(getKey())[2], grid.getHeight());
     use.messageElements.insert(use.messageElements.begin(), heads * perRow);
     use.crossMessages = {0};
+    use.segments = getLaneSegments(grid);
   }
   return use;
 }

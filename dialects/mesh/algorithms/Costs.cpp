@@ -23,8 +23,7 @@ rt::DType plans::dtypeOf(Value v) {
 int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
                                GridAttr grid, const rt::TimingModel &timing,
                                bool interleave, rt::DType dtype) {
-  int64_t n =
-      use.messageAlongX(message) ? grid.getWidth() : grid.getHeight();
+  int64_t n = use.extent(message, grid);
   int64_t values = use.messageElements[message];
   if (n <= 1)
     return 0;
@@ -39,5 +38,8 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
       n, allreduce.getTreeK(), values, rt::TimingModel::words(values, dtype),
       timing.macsPerCycle(dtype), timing.target(),
       /*centered=*/allreduce.getAlgorithm() == AllreduceAlgorithm::ktree,
-      interleave, use.relayed);
+      interleave, use.relayed,
+      // A segment's tree runs over logical positions, two columns apart
+      // under INTERLEAVE.
+      use.messageAlongX(message) && use.segments && interleave ? 2 : 1);
 }

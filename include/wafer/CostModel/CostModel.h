@@ -76,11 +76,14 @@ int64_t ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
 /// one multicast to the farther end. `relayed` (mesh-allocate-routes'
 /// fallback, never centered): every message and the broadcast move one
 /// ring position at a time, each position in between receiving and sending
-/// it on. It ignores contention, which the emulator models.
+/// it on. It ignores contention, which the emulator models. Positions
+/// `hopsPerPosition` hops apart (not relayed): a tree over every other
+/// column, as a lane segment's under INTERLEAVE is.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
                              const rt::Target &target, bool centered,
-                             bool interleaved, bool relayed = false);
+                             bool interleaved, bool relayed = false,
+                             int64_t hopsPerPosition = 1);
 
 /// One allreduce whose K is open: its axis extent and what each core
 /// reduces.

@@ -88,6 +88,15 @@ struct ScratchBuffer {
   mlir::Type elementType(mlir::Type opElement) const;
 };
 
+/// Runs of logical columns an allreduce along x sums apart: `count`
+/// segments of `columns` columns each from lx = 0; the columns past them
+/// take no part. Attention over lanes sums each KV head's partial scores
+/// only over the columns that hold its lanes (the paper's ReduceAdd of
+/// Q x K^T along X into a distributed score matrix).
+struct AxisSegments {
+  int64_t columns = 1, count = 1;
+};
+
 /// How an op combines values across a grid axis with an allreduce
 /// (mesh.gemv, mesh.rms_norm, decode mesh.attention).
 struct AllreduceUse {
@@ -100,9 +109,16 @@ struct AllreduceUse {
   /// scores, summed over a row of cores before the softmax along y).
   std::vector<unsigned> crossMessages;
 
+  /// The messages along x run within these segments (never with the ring
+  /// or a relayed tree).
+  std::optional<AxisSegments> segments;
+
   bool messageAlongX(unsigned message) const {
     return llvm::is_contained(crossMessages, message) ? !alongX : alongX;
   }
+  /// The positions message `message` is reduced over: the grid's extent
+  /// along its axis, or a segment's.
+  int64_t extent(unsigned message, mesh::GridAttr grid) const;
 };
 
 using cost::GemmTiling;
