@@ -547,15 +547,27 @@ LogicalResult KvHandoffOp::verify() {
 
 bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
 
+/// With lanes split along x in blocks of `tile`: the lanes of a segment,
+/// the fewest whole heads that fill whole blocks (all lanes, if fewer).
+static int64_t lanesPerSegment(int64_t lanes, int64_t perHead, int64_t tile) {
+  return std::min(lanes, std::lcm(tile, perHead));
+}
+
+static int64_t laneTile(AttentionOp op, GridAttr grid) {
+  int64_t lanes = shapeOf(op.getQuery())[1];
+  return (lanes + grid.getWidth() - 1) / grid.getWidth();
+}
+
 int64_t AttentionOp::scoresPerKey(GridAttr grid) {
   ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey());
   std::optional<uint64_t> lanesPerHead = getLanesPerHead();
   if (!lanesPerHead)
     return localElements(getQuery(), grid) / k[3];
-  int64_t group = q[2] / k.back(), lanes = q[1];
-  if (std::optional<wafer::AxisSegments> segments = getLaneSegments(grid))
-    lanes /= segments->count;
-  return lanes / int64_t(*lanesPerHead) * group;
+  int64_t group = q[2] / k.back(), lanes = q[1],
+          perHead = int64_t(*lanesPerHead);
+  if (getLaneSegments(grid))
+    lanes = lanesPerSegment(lanes, perHead, laneTile(*this, grid));
+  return lanes / perHead * group;
 }
 
 std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
@@ -563,15 +575,14 @@ std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
   if (!lanesPerHead || !getAllreduce() || getRelayed() ||
       getAllreduce()->getAlgorithm() == AllreduceAlgorithm::ring)
     return std::nullopt;
-  // Lanes split along x in blocks of `tile`: a segment is the fewest
-  // whole heads that fill whole blocks, and the segments must tile the
-  // lanes.
-  int64_t lanes = shapeOf(getQuery())[1], perHead = int64_t(*lanesPerHead);
-  int64_t tile = (lanes + grid.getWidth() - 1) / grid.getWidth();
-  int64_t perSegment = std::lcm(tile, perHead);
-  if (lanes % perSegment != 0)
-    return std::nullopt;
-  return wafer::AxisSegments{perSegment / tile, lanes / perSegment};
+  // Whole segments, then the rest of the heads (as many columns as their
+  // lanes fill).
+  int64_t lanes = shapeOf(getQuery())[1], tile = laneTile(*this, grid);
+  int64_t perSegment = lanesPerSegment(lanes, int64_t(*lanesPerHead), tile);
+  int64_t count = (lanes + perSegment - 1) / perSegment;
+  int64_t last = lanes - (count - 1) * perSegment;
+  return wafer::AxisSegments{(perSegment + tile - 1) / tile, count,
+                             (last + tile - 1) / tile};
 }
 
 LogicalResult AttentionOp::verify() {

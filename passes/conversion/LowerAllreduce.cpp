@@ -86,31 +86,57 @@ std::string ProgramLowering::allreduce(
   }
   // Over physical positions (x or y; the sum's order does not matter), in
   // two halves towards the root (rt::ktreeRoot); a segment's tree over
-  // its logical positions.
+  // its logical positions. Trees share the channel of each level, and the
+  // join's comes after the widest tree's levels.
+  bool centered = attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree;
+  unsigned joinLevel =
+      unsigned(rt::rootedTreeLevels(reduced, rt::ktreeRoot(reduced, centered),
+                                    attr.getTreeK())
+                   .size());
+  auto emitTree = [&](const std::string &guard, const std::string &coord,
+                      int64_t n) {
+    if (n <= 1)
+      return;
+    auto body = [&] {
+      treeAllreduce(loc, use, message, coord, n, joinLevel, channels, scratch,
+                    sum, combine);
+    };
+    if (guard.empty())
+      body();
+    else
+      when(loc, guard, body);
+  };
   std::optional<AxisSegments> segments = alongX ? use.segments : std::nullopt;
-  std::string coord = segments
-                          ? llvm::formatv("(lx % {0})", segments->columns).str()
-                          : std::string(alongX ? "x" : "y");
-  if (segments && segments->columns * segments->count < w) {
-    // The columns past the segments hold no lanes.
-    when(loc, llvm::formatv("lx < {0}", segments->columns * segments->count),
-         [&] {
-           treeAllreduce(loc, use, message, coord, reduced, channels, scratch,
-                         sum, combine);
-         });
+  if (!segments) {
+    emitTree("", alongX ? "x" : "y", reduced);
     return algorithm;
   }
-  treeAllreduce(loc, use, message, coord, reduced, channels, scratch, sum,
-                combine);
+  // The whole segments, then a shorter last one; the columns past them
+  // hold no lanes.
+  int64_t columns = segments->columns;
+  int64_t whole =
+      segments->lastColumns == columns ? segments->count : segments->count - 1;
+  if (whole > 0)
+    emitTree(whole * columns < w
+                 ? llvm::formatv("lx < {0}", whole * columns).str()
+                 : std::string(),
+             llvm::formatv("(lx % {0})", columns), columns);
+  if (whole < segments->count)
+    emitTree(llvm::formatv("lx >= {0} && lx < {1}", whole * columns,
+                           segments->used()),
+             llvm::formatv("(lx - {0})", whole * columns),
+             segments->lastColumns);
   return algorithm;
 }
 
 /// The K-tree (or pipeline) of allreduce(): over positions `coord` of
 /// `reduced` (physical, or a segment's logical ones), in two halves
-/// towards the root, then the root's broadcast.
+/// towards the root, then the join (channel level `joinLevel`) and the
+/// root's broadcast.
 void ProgramLowering::treeAllreduce(Location loc, const AllreduceUse &use,
                                     unsigned message, const std::string &coord,
-                                    int64_t reduced, const OpChannels &channels,
+                                    int64_t reduced, unsigned joinLevel,
+                                    const OpChannels &channels,
                                     const OpScratch &scratch,
                                     FlatSymbolRefAttr sum,
                                     core::ElementwiseKind combine) {
@@ -170,7 +196,7 @@ void ProgramLowering::treeAllreduce(Location loc, const AllreduceUse &use,
   }
   if (root + 1 < reduced) {
     FlatSymbolRefAttr join =
-        channels.get(ChannelRole::TreeLevel, levels.size(), axis);
+        channels.get(ChannelRole::TreeLevel, joinLevel, axis);
     when(loc, llvm::formatv("{0} == {1}", coord, root + 1),
          [&] { instructions.create<core::SendOp>(loc, sum, join); });
     when(loc, llvm::formatv("{0} == {1}", coord, root), [&] {

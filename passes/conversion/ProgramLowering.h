@@ -252,8 +252,9 @@ private:
                         unsigned message, core::ElementwiseKind combine);
   void treeAllreduce(Location loc, const AllreduceUse &use, unsigned message,
                      const std::string &coord, int64_t reduced,
-                     const OpChannels &channels, const OpScratch &scratch,
-                     FlatSymbolRefAttr sum, core::ElementwiseKind combine);
+                     unsigned joinLevel, const OpChannels &channels,
+                     const OpScratch &scratch, FlatSymbolRefAttr sum,
+                     core::ElementwiseKind combine);
   void relayedTree(Location loc, ArrayRef<rt::KTreeLevel> levels,
                    const std::string &pos, int64_t n, FlatSymbolRefAttr sum,
                    FlatSymbolRefAttr partial, FlatSymbolRefAttr hopIn,

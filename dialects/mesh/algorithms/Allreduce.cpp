@@ -10,7 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <functional>
+#include <numeric>
 
 using namespace mlir;
 using namespace wafer;
@@ -40,48 +40,73 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
                                 : "ktree" + std::to_string(allreduce.getK());
   if (alongX)
     prefix += "_x";
+  // One tree over the whole axis, or one per segment over its logical
+  // positions; each position at its physical index.
+  struct Tree {
+    int64_t first, n;
+  };
+  std::vector<Tree> trees{{0, n}};
+  std::vector<int64_t> physical(n);
+  std::iota(physical.begin(), physical.end(), 0);
   std::string suffix;
-  // A tree over the whole axis, or one per segment over its logical
-  // positions, each position at its physical index.
-  std::function<std::vector<rt::LinePath>(std::vector<rt::LinePath>)> place =
-      [](std::vector<rt::LinePath> paths) { return paths; };
   if (segments) {
-    n = segments->columns;
+    trees.clear();
+    for (int64_t segment = 0; segment < segments->count; ++segment)
+      trees.push_back({segment * segments->columns,
+                       segment + 1 == segments->count ? segments->lastColumns
+                                                      : segments->columns});
+    physical = rt::ringOrder(n, interleave);
     suffix = llvm::formatv("_seg{0}x{1}", segments->columns, segments->count);
-    place = [&, order = rt::ringOrder(grid.getWidth(), interleave)](
-                std::vector<rt::LinePath> paths) {
-      std::vector<rt::LinePath> placed;
-      for (int64_t segment = 0; segment < segments->count; ++segment) {
-        int64_t first = segment * segments->columns;
-        for (const rt::LinePath &path : paths) {
-          rt::LinePath moved{order[first + path.src], {}};
-          for (int64_t dst : path.dsts)
-            moved.dsts.push_back(order[first + dst]);
-          placed.push_back(std::move(moved));
-        }
-      }
-      return placed;
-    };
+    if (segments->lastColumns != segments->columns)
+      suffix += "_" + std::to_string(segments->lastColumns);
   }
-  int64_t root = rt::ktreeRoot(n, /*centered=*/!pipeline);
-  std::vector<rt::KTreeLevel> levels =
-      rt::rootedTreeLevels(n, root, allreduce.getTreeK());
+  int64_t k = allreduce.getTreeK();
+  // Level i, the join or the broadcast of every tree, as one family's
+  // paths (`part` gives a tree's paths over its own positions).
+  auto gather = [&](auto part) {
+    std::vector<rt::LinePath> paths;
+    for (const Tree &tree : trees) {
+      if (tree.n <= 1)
+        continue;
+      int64_t root = rt::ktreeRoot(tree.n, /*centered=*/!pipeline);
+      for (rt::LinePath path :
+           part(tree.n, root, rt::rootedTreeLevels(tree.n, root, k))) {
+        path.src = physical[tree.first + path.src];
+        for (int64_t &dst : path.dsts)
+          dst = physical[tree.first + dst];
+        paths.push_back(std::move(path));
+      }
+    }
+    return paths;
+  };
+  // The first tree is the widest: its levels name the families.
+  int64_t root = rt::ktreeRoot(trees[0].n, /*centered=*/!pipeline);
+  size_t depth = rt::rootedTreeLevels(trees[0].n, root, k).size();
   std::vector<ChannelFamily> families;
-  for (auto [i, level] : llvm::enumerate(levels)) {
+  for (size_t i = 0; i < depth; ++i) {
     families.push_back(makeFamily(
         ChannelRole::TreeLevel, prefix + "_level" + std::to_string(i) + suffix,
-        axis, place(rt::ktreeLevelPaths(n, root, level))));
+        axis,
+        gather([&](int64_t n, int64_t root,
+                   const std::vector<rt::KTreeLevel> &levels) {
+          return i < levels.size() ? rt::ktreeLevelPaths(n, root, levels[i])
+                                   : std::vector<rt::LinePath>{};
+        })));
     families.back().level = unsigned(i);
   }
   // The join is the level above the halves'.
-  families.push_back(makeFamily(ChannelRole::TreeLevel,
-                                prefix + "_join" + suffix, axis,
-                                place(rt::ktreeJoinPaths(n, root))));
-  families.back().level = unsigned(levels.size());
-  families.push_back(makeFamily(ChannelRole::Broadcast,
-                                (root == 0 ? "broadcast_" : "broadcast_mid_") +
-                                    axisName + suffix,
-                                axis, place(rt::broadcastPaths(n, root))));
+  families.push_back(makeFamily(
+      ChannelRole::TreeLevel, prefix + "_join" + suffix, axis,
+      gather([](int64_t n, int64_t root, const std::vector<rt::KTreeLevel> &) {
+        return rt::ktreeJoinPaths(n, root);
+      })));
+  families.back().level = unsigned(depth);
+  families.push_back(makeFamily(
+      ChannelRole::Broadcast,
+      (root == 0 ? "broadcast_" : "broadcast_mid_") + axisName + suffix, axis,
+      gather([](int64_t n, int64_t root, const std::vector<rt::KTreeLevel> &) {
+        return rt::broadcastPaths(n, root);
+      })));
   return families;
 }
 

@@ -89,12 +89,16 @@ struct ScratchBuffer {
 };
 
 /// Runs of logical columns an allreduce along x sums apart: `count`
-/// segments of `columns` columns each from lx = 0; the columns past them
-/// take no part. Attention over lanes sums each KV head's partial scores
-/// only over the columns that hold its lanes (the paper's ReduceAdd of
-/// Q x K^T along X into a distributed score matrix).
+/// segments from lx = 0 of `columns` columns each, the last of
+/// `lastColumns` (at most `columns`); the columns past them take no part.
+/// Attention over lanes sums each KV head's partial scores only over the
+/// columns that hold its lanes (the paper's ReduceAdd of Q x K^T along X
+/// into a distributed score matrix).
 struct AxisSegments {
-  int64_t columns = 1, count = 1;
+  int64_t columns = 1, count = 1, lastColumns = 1;
+
+  /// The columns the segments cover.
+  int64_t used() const { return (count - 1) * columns + lastColumns; }
 };
 
 /// How an op combines values across a grid axis with an allreduce
