@@ -51,6 +51,19 @@ int64_t AllreduceUse::extent(unsigned message, GridAttr grid) const {
   return segments ? segments->columns : grid.getWidth();
 }
 
+unsigned AllreduceUse::treeDepth(unsigned message, GridAttr grid) const {
+  bool centered = allreduce.getAlgorithm() == AllreduceAlgorithm::ktree;
+  auto depth = [&](int64_t n) {
+    return unsigned(rt::rootedTreeLevels(n, rt::ktreeRoot(n, centered),
+                                         allreduce.getTreeK())
+                        .size());
+  };
+  unsigned deepest = depth(extent(message, grid));
+  if (segments && messageAlongX(message))
+    deepest = std::max(deepest, depth(segments->lastColumns));
+  return deepest;
+}
+
 std::string ScratchBuffer::suffix() const {
   static const char *const names[] = {
       "_a_own",  "_b_own", "_a_next",    "_b_next", "_a_panel",

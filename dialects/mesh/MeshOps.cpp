@@ -581,8 +581,13 @@ std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
   int64_t perSegment = lanesPerSegment(lanes, int64_t(*lanesPerHead), tile);
   int64_t count = (lanes + perSegment - 1) / perSegment;
   int64_t last = lanes - (count - 1) * perSegment;
-  return wafer::AxisSegments{(perSegment + tile - 1) / tile, count,
-                             (last + tile - 1) / tile};
+  wafer::AxisSegments segments{(perSegment + tile - 1) / tile, count,
+                               (last + tile - 1) / tile};
+  // One segment over the whole row is the whole-row sum, whose tree runs
+  // over physical columns and shares the GEMVs' channels.
+  if (segments.used() == grid.getWidth() && count == 1)
+    return std::nullopt;
+  return segments;
 }
 
 LogicalResult AttentionOp::verify() {

@@ -394,11 +394,12 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     lanes along x. Each core scores its keys over its lanes
     (`lane_scores`), the partial scores are summed along x, the softmax
     runs along y as above, and each core weighs the values of its lanes
-    (`lane_values`), summed along y. Where the lane blocks tile the heads
-    (and the allreduce is a K-tree or pipeline, not relayed), each run of
-    columns holding whole KV heads sums the scores of its own query heads
-    apart (the paper's ReduceAdd into a distributed score matrix);
-    otherwise the whole row sums those of all H = KVH x G query heads.
+    (`lane_values`), summed along y. With a K-tree or pipeline allreduce
+    that is not relayed, each run of columns holding whole KV heads sums
+    the scores of its own query heads apart (the paper's ReduceAdd into a
+    distributed score matrix; the last run may be shorter); with the ring
+    or a relayed tree the whole row sums those of all H = KVH x G query
+    heads.
 
     Prefill (L queries, section 4.1): q is `[L, KVH, G * D]`, k and v are
     `[L, KVH, D]`, all `[y:H, x:W, *]`. Q x K^T is a GEMM-T without a
@@ -444,8 +445,8 @@ def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
     int64_t scoresPerKey(GridAttr grid);
     /// With lanes: the runs of columns that hold whole KV heads' lanes,
     /// whose partial scores are summed apart; nullopt when they are summed
-    /// along the whole row (a ring or relayed allreduce, or lane blocks
-    /// that do not tile the heads).
+    /// along the whole row (a ring or relayed allreduce, or one segment
+    /// that spans the row).
     std::optional<AxisSegments> getLaneSegments(GridAttr grid);
   }];
 }

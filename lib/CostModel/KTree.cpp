@@ -3,6 +3,7 @@
 #include "wafer/Runtime/Fabric.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace wafer::cost {
 

@@ -87,12 +87,8 @@ std::string ProgramLowering::allreduce(
   // Over physical positions (x or y; the sum's order does not matter), in
   // two halves towards the root (rt::ktreeRoot); a segment's tree over
   // its logical positions. Trees share the channel of each level, and the
-  // join's comes after the widest tree's levels.
-  bool centered = attr.getAlgorithm() == mesh::AllreduceAlgorithm::ktree;
-  unsigned joinLevel =
-      unsigned(rt::rootedTreeLevels(reduced, rt::ktreeRoot(reduced, centered),
-                                    attr.getTreeK())
-                   .size());
+  // join's comes after the deepest tree's levels.
+  unsigned joinLevel = use.treeDepth(message, grid);
   auto emitTree = [&](const std::string &guard, const std::string &coord,
                       int64_t n) {
     if (n <= 1)

@@ -92,8 +92,18 @@ std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
   main.walk([&](mesh::AttentionOp attention) {
     if (!attention.isDecode())
       return;
-    scores = std::max(scores, bufferBytes(attention.scoresPerKey(grid),
-                                          elementOf(attention)));
+    // Each key adds its scores, and over lanes as much again to each
+    // buffer the sum of the partial scores along x receives into.
+    int64_t copies = 1;
+    if (attention.getLanesPerHead())
+      copies += llvm::count_if(
+          scratchBuffers(attention, grid), [](const ScratchBuffer &b) {
+            return b.message == 0 && (b.role == BufferRole::Partial ||
+                                      b.role == BufferRole::Passing ||
+                                      b.role == BufferRole::Arriving);
+          });
+    scores = std::max(scores, copies * bufferBytes(attention.scoresPerKey(grid),
+                                                   elementOf(attention)));
   });
   perToken += scores;
   if (!layout || perToken == 0)

@@ -30,7 +30,8 @@ struct MeshChooseKtreePass
       return;
     const rt::TimingModel timing(target.getValue());
     // The centered tree runs over physical positions, so the placement
-    // (INTERLEAVE) does not matter.
+    // (INTERLEAVE) does not matter; a lane segment's runs over logical
+    // ones, which INTERLEAVE spaces up to two columns apart (not counted).
     std::vector<Operation *> open;
     std::vector<cost::KTreeUse> uses;
     module.walk([&](Operation *op) {
@@ -40,10 +41,12 @@ struct MeshChooseKtreePass
       auto type = cast<RankedTensorType>(op->getOperand(0).getType());
       rt::DType dtype =
           type.getElementType().isF16() ? rt::DType::F16 : rt::DType::F32;
-      int64_t values = *llvm::max_element(use->messageElements);
+      // The op's widest tree and its largest message.
+      int64_t values = *llvm::max_element(use->messageElements), n = 1;
+      for (unsigned m = 0; m < use->messageElements.size(); ++m)
+        n = std::max(n, use->extent(m, grid));
       open.push_back(op);
-      uses.push_back({use->alongX ? grid.getWidth() : grid.getHeight(), values,
-                      rt::TimingModel::words(values, dtype),
+      uses.push_back({n, values, rt::TimingModel::words(values, dtype),
                       timing.macsPerCycle(dtype)});
     });
     if (open.empty())

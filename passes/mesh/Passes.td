@@ -129,9 +129,11 @@ def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
     `convert-tfm-to-mesh --ktree-k 0` leaves the K of each K-tree allreduce
     open (`#mesh.allreduce<ktree>`). This pass closes it once the placement
     is known: it asks the cost model (`cost::chooseKTreeK` in
-    lib/CostModel, the target's timing) for the one K that makes the module's open K-trees (of GEMVs,
-    decode attention and rms_norms: each its axis and the elements each
-    core reduces, the largest of the op's allreduces) fastest in all, among
+    lib/CostModel, the target's timing) for the one K that makes the
+    module's open K-trees (of GEMVs, decode attention and rms_norms: each
+    its widest tree, a lane segment's for attention over lanes, and the
+    elements each core reduces, the largest of the op's allreduces)
+    fastest in all, among
     the Ks whose trees on both axes fit the routes, and writes it into every
     open op. One K, not one per op: trees with equal K along an axis share
     their colors, while per-op Ks soon exhaust the routes and the trees

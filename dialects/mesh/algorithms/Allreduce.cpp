@@ -68,9 +68,9 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
     for (const Tree &tree : trees) {
       if (tree.n <= 1)
         continue;
-      int64_t root = rt::ktreeRoot(tree.n, /*centered=*/!pipeline);
+      int64_t treeRoot = rt::ktreeRoot(tree.n, /*centered=*/!pipeline);
       for (rt::LinePath path :
-           part(tree.n, root, rt::rootedTreeLevels(tree.n, root, k))) {
+           part(tree.n, treeRoot, rt::rootedTreeLevels(tree.n, treeRoot, k))) {
         path.src = physical[tree.first + path.src];
         for (int64_t &dst : path.dsts)
           dst = physical[tree.first + dst];
@@ -79,34 +79,42 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
     }
     return paths;
   };
-  // The first tree is the widest: its levels name the families.
-  int64_t root = rt::ktreeRoot(trees[0].n, /*centered=*/!pipeline);
-  size_t depth = rt::rootedTreeLevels(trees[0].n, root, k).size();
+  // One family per level of the deepest tree, then the join's (the level
+  // above the halves'), then the broadcast's.
+  unsigned message = 0;
+  while (use.messageAlongX(message) != alongX)
+    ++message;
+  unsigned depth = use.treeDepth(message, grid);
   std::vector<ChannelFamily> families;
-  for (size_t i = 0; i < depth; ++i) {
-    families.push_back(makeFamily(
-        ChannelRole::TreeLevel, prefix + "_level" + std::to_string(i) + suffix,
-        axis,
-        gather([&](int64_t n, int64_t root,
-                   const std::vector<rt::KTreeLevel> &levels) {
-          return i < levels.size() ? rt::ktreeLevelPaths(n, root, levels[i])
-                                   : std::vector<rt::LinePath>{};
-        })));
-    families.back().level = unsigned(i);
+  for (unsigned i = 0; i < depth; ++i) {
+    families.push_back(
+        makeFamily(ChannelRole::TreeLevel,
+                   prefix + "_level" + std::to_string(i) + suffix, axis,
+                   gather([&](int64_t size, int64_t treeRoot,
+                              const std::vector<rt::KTreeLevel> &levels) {
+                     return i < levels.size()
+                                ? rt::ktreeLevelPaths(size, treeRoot, levels[i])
+                                : std::vector<rt::LinePath>{};
+                   })));
+    families.back().level = i;
   }
-  // The join is the level above the halves'.
-  families.push_back(makeFamily(
-      ChannelRole::TreeLevel, prefix + "_join" + suffix, axis,
-      gather([](int64_t n, int64_t root, const std::vector<rt::KTreeLevel> &) {
-        return rt::ktreeJoinPaths(n, root);
-      })));
-  families.back().level = unsigned(depth);
-  families.push_back(makeFamily(
-      ChannelRole::Broadcast,
-      (root == 0 ? "broadcast_" : "broadcast_mid_") + axisName + suffix, axis,
-      gather([](int64_t n, int64_t root, const std::vector<rt::KTreeLevel> &) {
-        return rt::broadcastPaths(n, root);
-      })));
+  families.push_back(makeFamily(ChannelRole::TreeLevel,
+                                prefix + "_join" + suffix, axis,
+                                gather([](int64_t size, int64_t treeRoot,
+                                          const std::vector<rt::KTreeLevel> &) {
+                                  return rt::ktreeJoinPaths(size, treeRoot);
+                                })));
+  families.back().level = depth;
+  families.push_back(makeFamily(ChannelRole::Broadcast,
+                                (rt::ktreeRoot(trees[0].n, !pipeline) == 0
+                                     ? "broadcast_"
+                                     : "broadcast_mid_") +
+                                    axisName + suffix,
+                                axis,
+                                gather([](int64_t size, int64_t treeRoot,
+                                          const std::vector<rt::KTreeLevel> &) {
+                                  return rt::broadcastPaths(size, treeRoot);
+                                })));
   return families;
 }
 

@@ -121,8 +121,12 @@ struct AllreduceUse {
     return llvm::is_contained(crossMessages, message) ? !alongX : alongX;
   }
   /// The positions message `message` is reduced over: the grid's extent
-  /// along its axis, or a segment's.
+  /// along its axis, or the widest segment's.
   int64_t extent(unsigned message, mesh::GridAttr grid) const;
+  /// The levels of the deepest of the message's trees (K-tree or
+  /// pipeline): the channel of its join comes after them. A narrower tree
+  /// may be the deeper (ktreeLevels is not monotonic in n).
+  unsigned treeDepth(unsigned message, mesh::GridAttr grid) const;
 };
 
 using cost::GemmTiling;
