@@ -34,6 +34,18 @@ TEST(KTree, CostModelChoosesK) {
   EXPECT_EQ(chooseKTreeK({gemv(128)}, t), 2);
 }
 
+TEST(KTree, PositionsTwoHopsApart) {
+  Target t = cantFail(rt::getPresetTarget("wse2"));
+  // Two positions: the right half's root hands its sum over one position,
+  // the root broadcasts back over one; two hops apart, each takes one hop
+  // more (a lane segment's tree under INTERLEAVE).
+  int64_t near = ktreeAllreduceCycles(2, 2, 32, 16, 4, t, true, false, false);
+  int64_t far = ktreeAllreduceCycles(2, 2, 32, 16, 4, t, true, false, false, 2);
+  EXPECT_EQ(far - near, 2 * t.hopCycles);
+  EXPECT_GT(ktreeAllreduceCycles(64, 2, 32, 16, 4, t, true, false, false, 2),
+            ktreeAllreduceCycles(64, 2, 32, 16, 4, t, true, false, false));
+}
+
 TEST(RingShift, OneCoreOnlyWorks) {
   rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
   // A ring of one sends nothing: each step is the core's own work.
