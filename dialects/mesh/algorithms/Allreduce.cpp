@@ -82,7 +82,8 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
   // One family per level of the deepest tree, then the join's (the level
   // above the halves'), then the broadcast's.
   unsigned message = 0;
-  while (use.messageAlongX(message) != alongX)
+  while (message + 1 < use.messageElements.size() &&
+         use.messageAlongX(message) != alongX)
     ++message;
   unsigned depth = use.treeDepth(message, grid);
   std::vector<ChannelFamily> families;
