@@ -41,8 +41,14 @@ static bool hasPrefillHeadsChoice(func::FuncOp main, int64_t width) {
 /// One way to plan @main, judged by the cost model: the sum of its mesh
 /// ops' estimates and whether its buffers fit the SRAM.
 struct CandidatePlan {
-  bool planned = false, fits = false;
+  bool planned = false, fits = false, hasGemm = false;
   int64_t cycles = 0;
+
+  /// Planned, and fits where `other` does not, or as well in fewer cycles.
+  bool betterThan(const CandidatePlan &other) const {
+    return planned && (!other.planned || (fits && !other.fits) ||
+                       (fits == other.fits && cycles < other.cycles));
+  }
 };
 
 struct ConvertTfmToMeshPass
@@ -112,37 +118,72 @@ struct ConvertTfmToMeshPass
     });
     if (empty.wasInterrupted())
       return signalPassFailure();
-    bool lanes = prefillHeads == "lanes";
-    if (prefillHeads == "auto" &&
-        hasPrefillHeadsChoice(main, gridAttr.getWidth())) {
-      CandidatePlan withLanes =
-          candidate(module, gridAttr, *loaded, elementType, /*lanes=*/true);
-      CandidatePlan whole = candidate(module, gridAttr, *loaded, elementType,
-                                      /*lanes=*/false);
-      lanes =
-          withLanes.planned &&
-          (!whole.planned || (withLanes.fits && !whole.fits) ||
-           (withLanes.fits == whole.fits && withLanes.cycles <= whole.cycles));
-    } else if (prefillHeads != "auto" && prefillHeads != "lanes" &&
-               prefillHeads != "whole") {
+    std::optional<mesh::GemmAlgorithm> fixedGemm =
+        mesh::symbolizeGemmAlgorithm(gemm);
+    if (!fixedGemm && gemm != "auto") {
+      module.emitError("convert-tfm-to-mesh: gemm must be meshgemm, cannon, "
+                       "summa, allgather or auto, got '")
+          << gemm << "'";
+      return signalPassFailure();
+    }
+    if (prefillHeads != "auto" && prefillHeads != "lanes" &&
+        prefillHeads != "whole") {
       module.emitError("convert-tfm-to-mesh: prefill-heads must be auto, "
                        "lanes or whole, got '")
           << prefillHeads << "'";
       return signalPassFailure();
     }
-    if (failed(
-            Planner(main, gridAttr, gemm, allreduce, ktreeK, elementType, lanes)
-                .run()))
+    SmallVector<mesh::GemmAlgorithm> gemms;
+    if (fixedGemm)
+      gemms.push_back(*fixedGemm);
+    else
+      gemms.assign({mesh::GemmAlgorithm::meshgemm, mesh::GemmAlgorithm::cannon,
+                    mesh::GemmAlgorithm::summa,
+                    mesh::GemmAlgorithm::allgather});
+    SmallVector<bool, 2> laneChoices;
+    if (prefillHeads == "auto" &&
+        hasPrefillHeadsChoice(main, gridAttr.getWidth()))
+      laneChoices.assign({true, false});
+    else
+      laneChoices.push_back(prefillHeads == "lanes");
+    // Unless every candidate fails to plan (the plan below then reports
+    // why), the first of the cheapest that fit wins: the paper's MeshGEMM
+    // and lanes on a tie.
+    mesh::GemmAlgorithm chosenGemm = gemms.front();
+    bool lanes = laneChoices.back();
+    if (gemms.size() * laneChoices.size() > 1) {
+      CandidatePlan best;
+      for (mesh::GemmAlgorithm algorithm : gemms) {
+        bool planned = false, anyGemm = false;
+        for (bool withLanes : laneChoices) {
+          CandidatePlan plan = candidate(module, gridAttr, *loaded, elementType,
+                                         algorithm, withLanes);
+          planned |= plan.planned;
+          anyGemm |= plan.hasGemm;
+          if (plan.betterThan(best)) {
+            best = plan;
+            chosenGemm = algorithm;
+            lanes = withLanes;
+          }
+        }
+        // Without a mesh.gemm the other algorithms plan the same.
+        if (planned && !anyGemm)
+          break;
+      }
+    }
+    if (failed(Planner(main, gridAttr, chosenGemm, allreduce, ktreeK,
+                       elementType, lanes)
+                   .run()))
       return signalPassFailure();
   }
 
-  /// Plans a copy of the module with or without prefill lanes and prices
-  /// it (a K-tree left open is priced with K = 2, not the K
-  /// mesh-choose-ktree will pick for the whole plan; the placement is the
+  /// Plans a copy of the module with a GEMM algorithm, with or without
+  /// prefill lanes, and prices it (a K-tree left open is priced with K = 2, not
+  /// the K mesh-choose-ktree will pick for the whole plan; the placement is the
   /// one mesh-place-interleave will choose).
   CandidatePlan candidate(ModuleOp module, mesh::GridAttr grid,
                           const rt::Target &target, Type elementType,
-                          bool lanes) {
+                          mesh::GemmAlgorithm algorithm, bool lanes) {
     OwningOpRef<ModuleOp> copy(module.clone());
     auto main = copy->lookupSymbol<func::FuncOp>("main");
     // A candidate that cannot be planned is not chosen; its errors are
@@ -150,14 +191,17 @@ struct ConvertTfmToMeshPass
     ScopedDiagnosticHandler quiet(module.getContext(),
                                   [](Diagnostic &) { return success(); });
     CandidatePlan plan;
-    if (failed(Planner(main, grid, gemm, allreduce, ktreeK ? ktreeK : 2,
+    if (failed(Planner(main, grid, algorithm, allreduce, ktreeK ? ktreeK : 2,
                        elementType, lanes)
                    .run()) ||
         failed(mlir::verify(*copy)))
       return plan;
     plan.planned = true;
     rt::TimingModel timing(target);
-    bool interleave = gemm == mesh::GemmAlgorithm::meshgemm;
+    bool interleave = algorithm == mesh::GemmAlgorithm::meshgemm;
+    plan.hasGemm =
+        bool(main.walk([](mesh::GemmOp) { return WalkResult::interrupt(); })
+                 .wasInterrupted());
     main.walk([&](mesh::CostedOpInterface op) {
       plan.cycles += op.estimateCycles(grid, timing, interleave);
     });

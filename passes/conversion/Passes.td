@@ -10,7 +10,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     Sets `mesh.grid` and `mesh.target` on the module and turns every tfm
     compute op of `@main` into a distributed algorithm: a matmul with more
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
-    meshgemm), a matmul of a single row becomes `mesh.gemv` with the
+    meshgemm; `auto`: the algorithm whose plan's ops' estimates add up to
+    fewest cycles among those whose buffers fit), a matmul of a single row becomes `mesh.gemv` with the
     `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
     open for `mesh-choose-ktree`), add and
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
@@ -49,9 +50,12 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "Core grid as HxW (rows x columns)">,
     Option<"target", "target", "std::string", /*default=*/"\"wse2\"",
            "Target preset (wse2, wse3) or target JSON file">,
-    Option<"gemm", "gemm", "::wafer::mesh::GemmAlgorithm",
-           /*default=*/"::wafer::mesh::GemmAlgorithm::meshgemm",
-           "GEMM algorithm", "::wafer::gemmAlgorithmValues()">,
+    Option<"gemm", "gemm", "std::string", /*default=*/"\"meshgemm\"",
+           "GEMM algorithm: meshgemm (interleaved cyclic shifts, the "
+           "paper's), cannon (the shifts on the identity placement), summa "
+           "(row and column broadcasts), allgather (ring allgather of the "
+           "operands, then local products), or auto: the one whose plan's "
+           "estimates add up to fewer cycles among those that fit the SRAM">,
     Option<"allreduce", "allreduce", "::wafer::mesh::AllreduceAlgorithm",
            /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
            "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,

@@ -63,9 +63,11 @@ struct CompilePipelineOptions
   Option<std::string> target{
       *this, "target", llvm::cl::desc("Target preset or target JSON file"),
       llvm::cl::init("wse2")};
-  Option<mesh::GemmAlgorithm> gemm{
-      *this, "gemm", llvm::cl::desc("GEMM algorithm"),
-      llvm::cl::init(mesh::GemmAlgorithm::meshgemm), gemmAlgorithmValues()};
+  Option<std::string> gemm{
+      *this, "gemm",
+      llvm::cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather or "
+                     "auto (convert-tfm-to-mesh)"),
+      llvm::cl::init("meshgemm")};
   Option<mesh::AllreduceAlgorithm> allreduce{
       *this, "allreduce", llvm::cl::desc("GEMV allreduce"),
       llvm::cl::init(mesh::AllreduceAlgorithm::ktree),
@@ -143,10 +145,10 @@ Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
                                        known + ")");
   };
   if (option == "gemm") {
-    std::optional<mesh::GemmAlgorithm> v = mesh::symbolizeGemmAlgorithm(value);
-    if (!v)
-      return unknown("gemm algorithm", "meshgemm, cannon, summa, allgather");
-    options.gemm = *v;
+    if (value != "auto" && !mesh::symbolizeGemmAlgorithm(value))
+      return unknown("gemm algorithm",
+                     "meshgemm, cannon, summa, allgather, auto");
+    options.gemm = value.str();
   } else if (option == "allreduce") {
     std::optional<mesh::AllreduceAlgorithm> v =
         mesh::symbolizeAllreduceAlgorithm(value);
@@ -175,7 +177,7 @@ Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
 std::string wafer::compileOptionText(const CompileOptions &options,
                                      StringRef option) {
   if (option == "gemm")
-    return mesh::stringifyGemmAlgorithm(options.gemm).str();
+    return options.gemm;
   if (option == "allreduce")
     return mesh::stringifyAllreduceAlgorithm(options.allreduce).str();
   if (option == "dtype")

@@ -73,10 +73,22 @@ Row measure(mlir::ModuleOp imported, const CompileOptions &compile,
   return row;
 }
 
+/// The --gemm of a row; for auto, with the algorithm it chose once run
+/// ("auto: cannon").
+std::string gemmText(const Row &row) {
+  std::string gemm = compileOptionText(row.compile, "gemm");
+  if (gemm != "auto" || !row.stats)
+    return gemm;
+  for (const rt::OpStats &op : row.stats->ops)
+    if (op.kind == "gemm")
+      return gemm + ": " + op.algorithm;
+  return gemm;
+}
+
 json::Value rowJSON(const Row &row) {
   const CompileOptions &c = row.compile;
   json::Object o{{"grid", c.grid},
-                 {"gemm", compileOptionText(c, "gemm")},
+                 {"gemm", gemmText(row)},
                  {"allreduce", compileOptionText(c, "allreduce")},
                  {"ktree_k", c.ktreeK},
                  {"dtype", compileOptionText(c, "dtype")},
@@ -104,9 +116,9 @@ void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
   for (const Row &row : rows) {
     const CompileOptions &c = row.compile;
     outs() << formatv("| {0} | {1} | {2} | {3} | {4} | {5} | {6} | ", c.grid,
-                      compileOptionText(c, "gemm"),
-                      compileOptionText(c, "allreduce"), c.ktreeK,
-                      compileOptionText(c, "dtype"), compileOptionText(c, "kv"),
+                      gemmText(row), compileOptionText(c, "allreduce"),
+                      c.ktreeK, compileOptionText(c, "dtype"),
+                      compileOptionText(c, "kv"),
                       compileOptionText(c, "prefill-heads"));
     if (!row.stats) {
       outs() << "error: " << row.error << " | | | | | |\n";

@@ -1,7 +1,7 @@
 //===- wafer-run.cpp - Compile a model and run it on the mesh emulator ----===//
 //
 //   wafer-run run MODEL.onnx|BUNDLE|MODULE.mlir --grid HxW [--target ...]
-//             [--gemm meshgemm|cannon|summa|allgather]
+//             [--gemm meshgemm|cannon|summa|allgather|auto]
 //             [--allreduce ktree|pipeline|ring] [--ktree-k K] [--dtype f32|f16]
 //             [--kv shift|concat] [--phase prefill|decode]
 //             --inputs in.npz --outputs out.npz
@@ -113,7 +113,8 @@ static cl::opt<std::string> targetOption(
     cl::init("wse2"), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
 static cl::opt<std::string> gemmOption(
     "gemm",
-    cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather"),
+    cl::desc("GEMM algorithm: meshgemm, cannon, summa, allgather, or auto "
+             "(the one whose plan the cost model prices lowest)"),
     cl::init("meshgemm"), cl::sub(runCommand), cl::sub(generateCommand));
 static cl::opt<std::string> allreduceOption(
     "allreduce", cl::desc("GEMV allreduce: ktree, pipeline, ring"),

@@ -29,18 +29,7 @@ inline llvm::StringRef stringifyGridDType(GridDType dtype) {
 }
 
 /// The spellings of each option's values, for llvm::cl options and pass
-/// options (`--gemm cannon`, `gemm=cannon`).
-inline llvm::cl::ValuesClass gemmAlgorithmValues() {
-  return llvm::cl::values(
-      clEnumValN(mesh::GemmAlgorithm::meshgemm, "meshgemm",
-                 "MeshGEMM: interleaved cyclic shifts (the paper's)"),
-      clEnumValN(mesh::GemmAlgorithm::cannon, "cannon",
-                 "Cannon: the shifts on the identity placement"),
-      clEnumValN(mesh::GemmAlgorithm::summa, "summa",
-                 "SUMMA: row and column broadcasts"),
-      clEnumValN(mesh::GemmAlgorithm::allgather, "allgather",
-                 "ring allgather of the operands, then local products"));
-}
+/// options (`--allreduce ring`, `allreduce=ring`).
 inline llvm::cl::ValuesClass allreduceAlgorithmValues() {
   return llvm::cl::values(
       clEnumValN(mesh::AllreduceAlgorithm::ktree, "ktree",
@@ -68,7 +57,10 @@ struct CompileOptions {
   std::string grid;
   /// A target preset or a target JSON file.
   std::string target = "wse2";
-  mesh::GemmAlgorithm gemm = mesh::GemmAlgorithm::meshgemm;
+  /// The GEMM algorithm of every multi-row matmul (meshgemm, cannon, summa,
+  /// allgather), or auto: the one whose plan the cost model prices lowest
+  /// (convert-tfm-to-mesh's `gemm`).
+  std::string gemm = "meshgemm";
   mesh::AllreduceAlgorithm allreduce = mesh::AllreduceAlgorithm::ktree;
   /// K of the K-tree allreduces; 0: chosen per op by mesh-choose-ktree.
   int64_t ktreeK = 2;

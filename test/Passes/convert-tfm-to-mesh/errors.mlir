@@ -11,9 +11,9 @@
 // FIT: error: {{.*}}convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
 // TARGET: error: {{.*}}convert-tfm-to-mesh: {{.*}}wse9
 // KTREE: error: {{.*}}convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: chosen per op by mesh-choose-ktree) and at most 64, got -1
+// GEMM: error: {{.*}}convert-tfm-to-mesh: gemm must be meshgemm, cannon, summa, allgather or auto, got 'strassen'
 // The typed options' values are checked by the option parser (values in
 // `wafer-opt --help`).
-// GEMM: error: for the --gemm option: Cannot find option named 'strassen'{{$}}
 // ALLREDUCE: error: for the --allreduce option: Cannot find option named 'tree'{{$}}
 // DTYPE: error: for the --dtype option: Cannot find option named 'bf16'{{$}}
 // RELAYOUT: error: {{.*}}convert-tfm-to-mesh: tfm.transpose of a computed tensor is not supported by the plan (only attention heads and unit dimensions)
