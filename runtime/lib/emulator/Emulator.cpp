@@ -153,9 +153,8 @@ private:
   Error allocate();
   Error simulate();
   /// How a core runs in its batch. Parallel: its sends wait in its outbox
-  /// for the batch to commit them after all its cores ran, and it runs on
-  /// until it would write storage they read (waitsForCommit). InTurn: its
-  /// sends enter the network as it issues them and it runs on.
+  /// for the batch to commit them after all its cores ran. InTurn: its
+  /// sends enter the network as it issues them. Either way it runs on.
   enum class Turn { Parallel, InTurn };
   void runCore(int32_t id, int64_t batchTime, Turn turn);
   /// A batch's cores lie far apart in memory, so each one's state is a
@@ -168,34 +167,6 @@ private:
     __builtin_prefetch(c + 64);
     __builtin_prefetch(&roleOf[id]);
     network.prefetch(id);
-  }
-  /// Whether the op, in a parallel batch, writes storage that a send of the
-  /// batch still reads: when the storage is free again is known only once
-  /// the send is committed, so the core stops there until then.
-  bool waitsForCommit(int32_t id, const Core &c, const Op &op) const {
-    if (c.outbox.empty())
-      return false;
-    auto pending = [&](int32_t buf) {
-      if (buf < 0)
-        return false;
-      int32_t slot = slotOf(id, buf);
-      return llvm::any_of(c.outbox,
-                          [&](const Outgoing &o) { return o.storage == slot; });
-    };
-    switch (op.kind) {
-    case Step::Send:
-    case Step::Swap:
-    case Step::LoopBegin:
-    case Step::LoopEnd:
-    case Step::Branch:
-    case Step::Mark:
-      return false;
-    case Step::Recv:
-      return pending(op.out);
-    default: // a kernel
-      return pending(op.out) ||
-             (rowKernelUpdatesOperand(op.opcode) && pending(op.in1));
-    }
   }
   /// Commits the sends of a parallel batch's cores, in (y, x) order.
   Error commitBatch(SpinTeam &team);
@@ -275,6 +246,17 @@ private:
     if (slot != buf)
       moved.push_back({buf, slot});
     hasSwaps[id] = !moved.empty();
+  }
+  /// Records that a send reads the storage slot until `until`.
+  void noteSending(Core &c, int32_t slot, int64_t until) {
+    // Sends that left before the core's present no longer hold anything.
+    llvm::erase_if(c.sending, [&](auto &e) { return e.second <= c.time; });
+    auto it =
+        llvm::find_if(c.sending, [&](auto &e) { return e.first == slot; });
+    if (it == c.sending.end())
+      c.sending.push_back({slot, until});
+    else
+      it->second = std::max(it->second, until);
   }
   /// When the sends reading a buffer's storage have left the core.
   int64_t busy(int32_t id, int32_t buf) const {
@@ -377,8 +359,6 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
   while (c.pc < ops.size()) {
-    if (turn == Turn::Parallel && waitsForCommit(id, c, ops[c.pc]))
-      return;
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
       budgetExceeded(id, c);
       return;
@@ -555,9 +535,10 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       c.time = c.streamEnd;
     }
     ++c.pc;
+    // The storage is read until the message has left the ramp.
+    noteSending(c, message.storage,
+                network.leavesRamp(id, c.outbox, message.time, message.words));
     if (turn == Turn::Parallel) {
-      // Runs on; what needs the commit's answer (when the storage is free
-      // again) stops at waitsForCommit.
       uint8_t bands = network.bands(id, message.color);
       c.rowBandSends &= (bands & Network::InRowBand) != 0;
       c.columnBandSends &= (bands & Network::InColumnBand) != 0;
@@ -673,21 +654,8 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
     else
       ready.push(at, core);
   };
-  Expected<int64_t> storageFree =
-      band ? network.inject(src, o, band->serial++, band->tally, delivered)
-           : network.inject(src, o, delivered);
-  if (!storageFree)
-    return storageFree.takeError();
-  // Sends that left before the core's present no longer hold anything.
-  Core &c = cores[src];
-  llvm::erase_if(c.sending, [&](auto &e) { return e.second <= c.time; });
-  auto it = llvm::find_if(c.sending,
-                          [&](auto &e) { return e.first == o.storage; });
-  if (it == c.sending.end())
-    c.sending.push_back({o.storage, *storageFree});
-  else
-    it->second = std::max(it->second, *storageFree);
-  return Error::success();
+  return band ? network.inject(src, o, band->serial++, band->tally, delivered)
+              : network.inject(src, o, delivered);
 }
 
 Error Scheduler::commitBatch(SpinTeam &team) {
@@ -791,15 +759,11 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
 
-  // More threads than processors would only spin. With free sends
-  // (send_issue_cycles 0) a core may send twice at the batch's time, the
-  // second after a write that waits for the first's commit: a parallel
-  // batch would commit that second send after the other cores' sends
-  // instead of before those of higher cores, so such targets run in turn.
+  // More threads than processors would only spin.
   unsigned teamSize = std::min(
       threads, std::max(1u, hardware_concurrency().compute_thread_count()));
   std::optional<SpinTeam> team;
-  if (teamSize > 1 && timing.sendIssueCycles() > 0) {
+  if (teamSize > 1) {
     team.emplace(teamSize);
     network.cutIntoBands(int32_t(teamSize));
   }

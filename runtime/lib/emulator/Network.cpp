@@ -113,13 +113,13 @@ Message Network::takeMessage(int32_t core, int32_t color) {
   return msg;
 }
 
-Expected<int64_t>
-Network::inject(int32_t src, const Outgoing &o, int64_t serial, Tally &counts,
-                function_ref<void(int32_t, int32_t, int64_t)> delivered) {
+Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
+                      Tally &counts,
+                      function_ref<void(int32_t, int32_t, int64_t)> delivered) {
   int64_t words = o.words;
   int64_t occ = timing.occupancy(words);
   Ports &sp = ports[src];
-  int64_t start = std::max(o.time, sp.rampOut);
+  int64_t start = rampStart(o.time, sp.rampOut);
   sp.rampOut = start + occ;
   ++counts.messages;
 
@@ -186,7 +186,7 @@ Network::inject(int32_t src, const Outgoing &o, int64_t serial, Tally &counts,
       delivered(h.core, o.color, arrival);
     }
   }
-  return start + occ;
+  return Error::success();
 }
 
 uint8_t Network::walkBands(int32_t src, int32_t color) const {

@@ -15,6 +15,7 @@
 #include "wafer/Runtime/Program.h"
 #include "wafer/Runtime/TimingModel.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -83,9 +84,9 @@ public:
     int64_t messages = 0, linkWords = 0, latestArrival = 0;
   };
   /// Injects a message; `delivered(core, color, arrival)` is called for
-  /// each core whose mailbox receives it. Returns when the sender's storage is
-  /// free again, or an error for a message that leaves its routes.
-  llvm::Expected<int64_t>
+  /// each core whose mailbox receives it. An error for a message that
+  /// leaves its routes.
+  llvm::Error
   inject(int32_t src, const Outgoing &message,
          llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered) {
     return inject(src, message, ++messageSerial, tally, delivered);
@@ -93,9 +94,20 @@ public:
   /// The same with the message's serial (unique in the run, see
   /// reserveSerials) and the tally to count it in: injections whose
   /// messages cross no common core may run on different threads.
-  llvm::Expected<int64_t>
+  llvm::Error
   inject(int32_t src, const Outgoing &message, int64_t serial, Tally &counts,
          llvm::function_ref<void(int32_t, int32_t, int64_t)> delivered);
+  /// When a message of `words` words the core issues at `time` will have
+  /// left its ramp (and the storage it is sent from is free again), after
+  /// the core's `queued` sends not yet injected. Only the core's own sends
+  /// use its ramp, so this is known when the send is issued.
+  int64_t leavesRamp(int32_t src, llvm::ArrayRef<Outgoing> queued, int64_t time,
+                     int64_t words) const {
+    int64_t free = ports[src].rampOut;
+    for (const Outgoing &o : queued)
+      free = rampStart(o.time, free) + timing.occupancy(o.words);
+    return rampStart(time, free) + timing.occupancy(words);
+  }
   /// Reserves `n` message serials and returns the first.
   int64_t reserveSerials(int64_t n) {
     int64_t first = messageSerial + 1;
@@ -170,6 +182,11 @@ private:
   std::vector<int64_t> rowHops, colHops;
 
   llvm::Error checkSpareRouters();
+  /// A message issued at `time` enters the sender's ramp once the ramp is
+  /// free.
+  static int64_t rampStart(int64_t time, int64_t rampFree) {
+    return std::max(time, rampFree);
+  }
   /// The coordinates next to (x, y) towards d.
   static std::pair<int64_t, int64_t> towards(int64_t x, int64_t y, Dir d) {
     return {x + (d == Dir::East) - (d == Dir::West),
