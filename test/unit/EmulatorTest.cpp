@@ -282,6 +282,20 @@ TEST(Emulator, SendWithoutRoute) {
   EXPECT_EQ(runError(p, iotaInput("x", {16})),
             "core (1,0): recv on channel 'second' but the channel has no "
             "route delivering to this core");
+  // On one row every route spans the grid's rows, so the channels' colors
+  // are looked up by column; on two rows they are not, and the cores' own
+  // route slots answer.
+  p = relayProgram();
+  p.gridHeight = 2;
+  p.roles.push_back({"below", {{0, 3, 1}, {1, 1, 1}}, {}});
+  p.roles[1].body = {instr(Opcode::Send, {0}, 1)};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): send on channel 'second' but the channel has no "
+            "route starting at this core");
+  p.roles[1].body = {instr(Opcode::Recv, {0}, 1)};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): recv on channel 'second' but the channel has no "
+            "route delivering to this core");
 }
 
 TEST(Emulator, RoutingErrors) {

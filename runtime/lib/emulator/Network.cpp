@@ -86,6 +86,7 @@ Error Network::buildRouteTables() {
         maxRoutes, std::count_if(routeIndex.begin() + id * numColors,
                                  routeIndex.begin() + (id + 1) * numColors,
                                  [](uint32_t r) { return r != kNoRoute; }));
+  tabulateChannelColors();
   return checkSpareRouters();
 }
 
@@ -187,6 +188,40 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
     }
   }
   return Error::success();
+}
+
+void Network::tabulateChannelColors() {
+  sendColors.assign(p.channels.size(), AxisColors());
+  recvColors.assign(p.channels.size(), AxisColors());
+  for (size_t c = 0; c < p.channels.size(); ++c)
+    for (bool send : {true, false}) {
+      auto spans = [](const Range &r, int64_t n) {
+        return r.lo <= 0 && r.hi >= n - 1 && r.step == 1;
+      };
+      bool allRows = true, allColumns = true;
+      for (const Route &r : p.channels[c].routes)
+        if (startsOrEnds(r, send)) {
+          allRows &= spans(r.cores.y, H);
+          allColumns &= spans(r.cores.x, W);
+        }
+      if (!allRows && !allColumns)
+        continue;
+      // Every route holds its cores' slot of its color (buildRouteTables),
+      // so the lowest color of the channel's routes covering a coordinate
+      // is the one the core's slots give.
+      AxisColors &table = (send ? sendColors : recvColors)[c];
+      table.axis = allRows ? Axis::X : Axis::Y;
+      table.colors.assign(size_t(allRows ? W : H), -1);
+      for (const Route &r : p.channels[c].routes) {
+        if (!startsOrEnds(r, send))
+          continue;
+        const Range &along = allRows ? r.cores.x : r.cores.y;
+        for (int64_t i = std::max<int64_t>(along.lo, 0);
+             i <= along.hi && i < int64_t(table.colors.size()); i += along.step)
+          if (table.colors[i] < 0 || r.color < table.colors[i])
+            table.colors[i] = r.color;
+      }
+    }
 }
 
 uint8_t Network::walkBands(int32_t src, int32_t color) const {

@@ -64,15 +64,20 @@ public:
   /// The color of the channel's route that starts at (send) or delivers to
   /// (recv) the core, or -1.
   int32_t channelColor(int32_t core, int32_t channel, bool send) const {
+    // Most channels' colors vary along one axis only: a small table then
+    // answers without the core's slots (a cache miss on a large grid).
+    const AxisColors &table = (send ? sendColors : recvColors)[channel];
+    if (table.axis == Axis::X)
+      return table.colors[core % W];
+    if (table.axis == Axis::Y)
+      return table.colors[core / W];
     // The core's routes lie together, a slot per color.
     const uint32_t *slots = &routeIndex[size_t(core) * numColors];
     for (int32_t color = 0; color < numColors; ++color) {
       if (slots[color] == kNoRoute)
         continue;
       const RouteRef &ref = routeRefs[slots[color]];
-      if (ref.channel == channel &&
-          (send ? ref.route->in == Dir::Ramp
-                : (ref.route->outMask & dirBit(Dir::Ramp)) != 0))
+      if (ref.channel == channel && startsOrEnds(*ref.route, send))
         return color;
     }
     return -1;
@@ -207,6 +212,20 @@ private:
   /// The route each core's router holds per color, [core * numColors +
   /// color]: an index into routeRefs or kNoRoute.
   std::vector<uint32_t> routeIndex;
+  /// Whether a route starts at (send) or delivers to (recv) its cores.
+  static bool startsOrEnds(const Route &r, bool send) {
+    return send ? r.in == Dir::Ramp : (r.outMask & dirBit(Dir::Ramp)) != 0;
+  }
+  /// A channel's sending (receiving) colors as a function of one grid
+  /// coordinate, when its routes from (to) a ramp each span the whole other
+  /// axis: colors[x] (Axis::X) or colors[y] (Axis::Y), -1 where the
+  /// channel has none. Axis::None: they do not; look at the core's slots.
+  struct AxisColors {
+    Axis axis = Axis::None;
+    std::vector<int32_t> colors;
+  };
+  std::vector<AxisColors> sendColors, recvColors; // per channel
+  void tabulateChannelColors();
   const Route *routeAt(int64_t core, int32_t color) const {
     uint32_t index = routeIndex[core * numColors + color];
     return index == kNoRoute ? nullptr : routeRefs[index].route;
