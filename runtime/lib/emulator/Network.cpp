@@ -79,6 +79,10 @@ Error Network::buildRouteTables() {
           slot = index;
         }
     }
+  assignOnHugePages(routeShapes, size_t(N * numColors), kNoShape);
+  for (size_t slot = 0; slot < routeIndex.size(); ++slot)
+    if (routeIndex[slot] != kNoRoute)
+      routeShapes[slot] = shapeOf(*routeRefs[routeIndex[slot]].route);
   // validateProgram keeps colors below routesPerCore, so a core never
   // holds more than the target allows; the high-water mark is a statistic.
   for (int64_t id = 0; id < N; ++id)
@@ -139,15 +143,16 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
   };
   while (!work.empty()) {
     Head h = work.pop_back_val();
-    const Route *r = routeAt(h.core, o.color);
-    if (!r)
+    uint8_t shape = routeShapes[size_t(h.core) * numColors + o.color];
+    if (shape == kNoShape)
       return err(origin() + " reaches " + where(h.core) +
                  ", which has no route for it");
-    if (r->in != h.from)
+    if (shapeIn(shape) != h.from)
       return err(formatv("{0} arrives at {1} from {2} but its route expects "
                          "{3}",
                          origin(), where(h.core), dirName(h.from),
-                         dirName(r->in)));
+                         dirName(shapeIn(shape))));
+    uint8_t outMask = shapeOut(shape);
     Ports &hp = ports[h.core];
     if (hp.visitedBy == serial)
       return err(origin() + " reaches " + where(h.core) +
@@ -155,7 +160,7 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
     hp.visitedBy = serial;
     int64_t x = h.core % W, y = h.core / W;
     for (Dir d : {Dir::North, Dir::East, Dir::South, Dir::West}) {
-      if (!(r->outMask & dirBit(d)))
+      if (!(outMask & dirBit(d)))
         continue;
       auto [nx, ny] = towards(x, y, d);
       if (!inGrid(nx, ny))
@@ -178,7 +183,7 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
       work.push_back({int32_t(ny * W + nx), opposite(d),
                       linkStart + timing.hopCycles() * hops});
     }
-    if (r->outMask & dirBit(Dir::Ramp)) {
+    if (outMask & dirBit(Dir::Ramp)) {
       int64_t rampStart = std::max(h.time, hp.rampIn);
       hp.rampIn = rampStart + occ;
       int64_t arrival = rampStart + occ + timing.rampCycles();

@@ -226,6 +226,16 @@ private:
   };
   std::vector<AxisColors> sendColors, recvColors; // per channel
   void tabulateChannelColors();
+  /// The routes' `in` and `outMask` per core and color, a byte each (a
+  /// quarter of routeIndex, so that a message's walk from core to core
+  /// misses the cache less): (in << 5) | outMask, or kNoShape.
+  static constexpr uint8_t kNoShape = 0xff;
+  std::vector<uint8_t> routeShapes;
+  static uint8_t shapeOf(const Route &r) {
+    return uint8_t((unsigned(r.in) << 5) | (r.outMask & 0x1f));
+  }
+  static Dir shapeIn(uint8_t shape) { return Dir(shape >> 5); }
+  static uint8_t shapeOut(uint8_t shape) { return shape & 0x1f; }
   const Route *routeAt(int64_t core, int32_t color) const {
     uint32_t index = routeIndex[core * numColors + color];
     return index == kNoRoute ? nullptr : routeRefs[index].route;
