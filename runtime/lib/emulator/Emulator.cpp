@@ -67,32 +67,36 @@ struct MarkRecord {
 /// Failed: the core stopped with an error (Scheduler::errors).
 enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
-struct Core {
+/// A core's state. An activation touches the first two cache lines
+/// (Scheduler::prefetchCore asks for them ahead); the rest only loops,
+/// streams and the marks of parallel batches.
+struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
   Status status = Status::Ready;
-  int32_t waitChannel = -1, waitColor = -1;
+  /// Whether all the sends in the outbox stay in the sender's band of rows
+  /// (of columns): Scheduler::commitBatch.
+  bool rowBandSends = true, columnBandSends = true;
+  int32_t waitColor = -1;
+  /// Instructions run, and the last op mark passed (-1: none yet).
+  int64_t instructions = 0, lastMark = -1;
   /// Kernel cycles, words and messages since the last mark.
   int64_t compute = 0, words = 0, messages = 0;
   /// Over the whole run: kernel cycles, and cycles not spent waiting.
   int64_t computeTotal = 0, busyTotal = 0;
-  /// Instructions run, and the last op mark passed (-1: none yet).
-  int64_t instructions = 0, lastMark = -1;
+  /// Storage slots that sends are still reading, and until when.
+  SmallVector<std::pair<int32_t, int64_t>, 1> sending;
+  /// Sends issued in a parallel batch, committed in order after it.
+  SmallVector<Outgoing, 0> outbox;
   /// The enclosing loops, innermost last.
   struct Loop {
     int64_t count = 0, iteration = 0;
   };
   SmallVector<Loop, 2> loops;
-  /// Sends issued in a parallel batch, committed in order after it, and
-  /// whether all their messages stay in the sender's band of rows (of
-  /// columns): Scheduler::commitBatch.
-  SmallVector<Outgoing, 1> outbox;
-  bool rowBandSends = true, columnBandSends = true;
   /// The end of a CombineRelay's stream: the core is busy until the last
   /// word it forwards has left.
   int64_t streamEnd = 0;
-  /// Storage slots that sends are still reading, and until when.
-  SmallVector<std::pair<int32_t, int64_t>, 2> sending;
+  int32_t waitChannel = -1;
   /// Marks passed in a parallel batch, flushed when the batch commits.
   SmallVector<MarkRecord, 0> marks;
 };
