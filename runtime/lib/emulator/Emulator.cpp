@@ -141,17 +141,20 @@ private:
   }
   /// Records a span of a traced core, merged into the previous one when it
   /// continues it.
-  void span(int32_t id, Core &c, TracePhase phase, int64_t start,
-            int64_t end) {
-    if (traceTrack.empty() || traceTrack[id] < 0 || end <= start)
-      return;
-    std::vector<TraceSpan> &pending = traceBuffers[traceTrack[id]].pending;
+  void span(int32_t id, TracePhase phase, int64_t start, int64_t end) {
+    // Inlined up to here: most runs trace nothing.
+    if (!traceTrack.empty() && traceTrack[id] >= 0 && end > start)
+      traceSpan(traceTrack[id], phase, start, end);
+  }
+  LLVM_ATTRIBUTE_NOINLINE void traceSpan(int32_t track, TracePhase phase,
+                                         int64_t start, int64_t end) {
+    std::vector<TraceSpan> &pending = traceBuffers[track].pending;
     if (!pending.empty() && pending.back().phase == phase &&
         pending.back().end == start) {
       pending.back().end = end;
       return;
     }
-    pending.push_back({traceTrack[id], phase, 0, start, end});
+    pending.push_back({track, phase, 0, start, end});
   }
 
   Error allocate();
@@ -397,7 +400,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
     int64_t free = std::max(c.time, busy(id, buf));
-    span(id, c, TracePhase::Wait, c.time, free);
+    span(id, TracePhase::Wait, c.time, free);
     c.time = free;
   };
   auto fail = [&](const Twine &what) {
@@ -429,7 +432,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       c.streamEnd = std::max(c.streamEnd, c.time + cycles);
       return;
     }
-    span(id, c, TracePhase::Compute, c.time, c.time + cycles);
+    span(id, TracePhase::Compute, c.time, c.time + cycles);
     c.time += cycles;
     c.busyTotal += cycles;
   };
@@ -508,7 +511,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       int64_t leaves = c.streamEnd - timing.occupancy(TimingModel::words(
                                          buffer.elements, buffer.dtype));
       if (leaves > c.time) {
-        span(id, c, TracePhase::Receive, c.time, leaves);
+        span(id, TracePhase::Receive, c.time, leaves);
         c.busyTotal += leaves - c.time;
         c.time = leaves;
       }
@@ -530,11 +533,11 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
-    span(id, c, TracePhase::Send, c.time, c.time + timing.sendIssueCycles());
+    span(id, TracePhase::Send, c.time, c.time + timing.sendIssueCycles());
     c.time += timing.sendIssueCycles();
     c.busyTotal += timing.sendIssueCycles();
     if (op.streamed && c.streamEnd > c.time) {
-      span(id, c, TracePhase::Receive, c.time, c.streamEnd);
+      span(id, TracePhase::Receive, c.time, c.streamEnd);
       c.busyTotal += c.streamEnd - c.time;
       c.time = c.streamEnd;
     }
@@ -574,8 +577,8 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                           p.channels[op.channel].name, p.buffers[op.out].name,
                           count, msg.elements));
     int64_t start = receiveStart(id, op, msg.arrival);
-    span(id, c, TracePhase::Wait, c.time, start);
-    span(id, c, TracePhase::Receive, start, start + timing.receiveCycles());
+    span(id, TracePhase::Wait, c.time, start);
+    span(id, TracePhase::Receive, start, start + timing.receiveCycles());
     c.time = start + timing.receiveCycles();
     c.busyTotal += timing.receiveCycles();
     if (op.streamed)
