@@ -166,6 +166,9 @@ private:
                              "colors of target {3}",
                              where, r.color, p.target.routesPerCore,
                              p.target.name));
+        if (r.in > Dir::West)
+          return err(formatv("{0}: invalid input direction {1}", where,
+                             unsigned(r.in)));
         if (r.outMask == 0 || r.outMask >= (1u << 5))
           return err(formatv("{0}: invalid output mask {1}", where, r.outMask));
         if (!inGrid(r.cores))

@@ -303,6 +303,10 @@ TEST(Bundle, ValidationErrors) {
   check([](Program &p) { p.channels[1].routes[0].color = 24; },
         "channel 'shift_y' route 0: color 24 outside the 24 routable colors "
         "of target wse2");
+  check([](Program &p) { p.channels[1].routes[0].in = Dir(7); },
+        "channel 'shift_y' route 0: invalid input direction 7");
+  check([](Program &p) { p.channels[1].routes[0].outMask = 32; },
+        "channel 'shift_y' route 0: invalid output mask 32");
   check([](Program &p) { p.roles[0].body[0].expr = "W -"; },
         "role 'all' instruction 0 (repeat): expression 'W -': expected an "
         "operand at column 4");

@@ -482,8 +482,8 @@ TEST(Emulator, ThreadsDoNotChangeResultsOrCycles) {
 TEST(Emulator, AWriteAfterASendWaitsForItWhateverTheThreads) {
   // 32x32 cores shift 64 values each along x and at once zero what they
   // sent: the zeroing waits until the message has left the core, which a
-  // core run by a thread of a parallel batch learns only when the batch
-  // commits its send.
+  // core run by a thread of a parallel batch works out when it issues the
+  // send (Network::leavesRamp), before the batch commits it.
   constexpr int64_t n = 32, values = 64;
   Program p = ringShiftProgram(n, n, /*interleave=*/true);
   p.buffers = {{"a", values, DType::F32, 0},

@@ -67,9 +67,9 @@ struct MarkRecord {
 /// Failed: the core stopped with an error (Scheduler::errors).
 enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
-/// A core's state. An activation touches the first two cache lines
-/// (Scheduler::prefetchCore asks for them ahead); the rest only loops,
-/// streams and the marks of parallel batches.
+/// A core's state. What most activations touch fills the first two cache
+/// lines (Scheduler::prefetchCore asks for them ahead); the rest is for
+/// loops, streams and the marks of parallel batches.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -77,7 +77,7 @@ struct alignas(64) Core {
   /// Whether all the sends in the outbox stay in the sender's band of rows
   /// (of columns): Scheduler::commitBatch.
   bool rowBandSends = true, columnBandSends = true;
-  int32_t waitColor = -1;
+  int32_t waitChannel = -1, waitColor = -1;
   /// Instructions run, and the last op mark passed (-1: none yet).
   int64_t instructions = 0, lastMark = -1;
   /// Kernel cycles, words and messages since the last mark.
@@ -96,7 +96,6 @@ struct alignas(64) Core {
   /// The end of a CombineRelay's stream: the core is busy until the last
   /// word it forwards has left.
   int64_t streamEnd = 0;
-  int32_t waitChannel = -1;
   /// Marks passed in a parallel batch, flushed when the batch commits.
   SmallVector<MarkRecord, 0> marks;
 };
@@ -360,8 +359,8 @@ Error Scheduler::allocate() {
 // Execution
 //===----------------------------------------------------------------------===//
 
-/// Runs the core until it blocks, finishes, reaches a send that belongs to
-/// a later batch or (parallel) needs a commit of this batch.
+/// Runs the core until it blocks, finishes, or reaches a send that belongs
+/// to a later batch.
 void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
@@ -524,12 +523,9 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                   "' but the channel has no route starting at this core");
     const Buffer &buffer = p.buffers[op.out];
     int64_t words = TimingModel::words(buffer.elements, buffer.dtype);
-    Outgoing message{c.time,
-                     color,
-                     slotOf(id, op.out),
-                     words,
-                     buffer.elements,
-                     data->read(id, slotOf(id, op.out), buffer.elements)};
+    int32_t slot = slotOf(id, op.out);
+    Outgoing message{c.time, color, words, buffer.elements,
+                     data->read(id, slot, buffer.elements)};
     c.words += words;
     c.messages += 1;
     // The transfer itself overlaps what follows.
@@ -543,7 +539,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     }
     ++c.pc;
     // The storage is read until the message has left the ramp.
-    noteSending(c, message.storage,
+    noteSending(c, slot,
                 network.leavesRamp(id, c.outbox, message.time, message.words));
     if (turn == Turn::Parallel) {
       uint8_t bands = network.bands(id, message.color);
@@ -766,11 +762,16 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
 
-  // More threads than processors would only spin.
+  // More threads than processors would only spin. A parallel batch's
+  // cores do not see its messages until it commits: a core that one of
+  // them wakes runs in a later batch, which is exact only if the receive
+  // takes it past the batch's time (a core run in turn would otherwise
+  // find the message and send at that time, before the higher cores).
+  // Targets whose receives cost no cycles run in turn.
   unsigned teamSize = std::min(
       threads, std::max(1u, hardware_concurrency().compute_thread_count()));
   std::optional<SpinTeam> team;
-  if (teamSize > 1) {
+  if (teamSize > 1 && timing.receiveCycles() > 0) {
     team.emplace(teamSize);
     network.cutIntoBands(int32_t(teamSize));
   }

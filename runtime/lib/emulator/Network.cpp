@@ -220,9 +220,9 @@ void Network::tabulateChannelColors() {
       for (const Route &r : p.channels[c].routes) {
         if (!startsOrEnds(r, send))
           continue;
+        // validateProgram keeps the ranges inside the grid.
         const Range &along = allRows ? r.cores.x : r.cores.y;
-        for (int64_t i = std::max<int64_t>(along.lo, 0);
-             i <= along.hi && i < int64_t(table.colors.size()); i += along.step)
+        for (int64_t i = along.lo; i <= along.hi; i += along.step)
           if (table.colors[i] < 0 || r.color < table.colors[i])
             table.colors[i] = r.color;
       }

@@ -39,8 +39,6 @@ struct Message {
 struct Outgoing {
   int64_t time = 0;
   int32_t color = 0;
-  /// The sender's storage slot, busy until the message has left.
-  int32_t storage = 0;
   /// 32-bit link words the message occupies (two f16 values per word).
   int64_t words = 0;
   int64_t elements = 0;
@@ -230,9 +228,12 @@ private:
   /// quarter of routeIndex, so that a message's walk from core to core
   /// misses the cache less): (in << 5) | outMask, or kNoShape.
   static constexpr uint8_t kNoShape = 0xff;
+  static_assert(((unsigned(Dir::West) << 5) | 0x1f) < kNoShape,
+                "every route's shape differs from kNoShape");
   std::vector<uint8_t> routeShapes;
   static uint8_t shapeOf(const Route &r) {
-    return uint8_t((unsigned(r.in) << 5) | (r.outMask & 0x1f));
+    // validateProgram keeps `in` a direction and outMask below 32.
+    return uint8_t((unsigned(r.in) << 5) | r.outMask);
   }
   static Dir shapeIn(uint8_t shape) { return Dir(shape >> 5); }
   static uint8_t shapeOut(uint8_t shape) { return shape & 0x1f; }
