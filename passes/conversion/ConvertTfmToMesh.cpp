@@ -196,12 +196,21 @@ struct ConvertTfmToMeshPass
                    .run()) ||
         failed(mlir::verify(*copy)))
       return plan;
+    // SUMMA lends a tile by swapping it into a panel, which one buffer
+    // cannot do for both operands (convert-mesh-to-core says so).
+    bool summaOfItself = false;
+    main.walk([&](mesh::GemmOp gemm) {
+      plan.hasGemm = true;
+      summaOfItself |= gemm.getAlgorithm() == mesh::GemmAlgorithm::summa &&
+                       gemm.getLhs() == gemm.getRhs();
+    });
+    if (summaOfItself)
+      return plan;
     plan.planned = true;
     rt::TimingModel timing(target);
-    bool interleave = algorithm == mesh::GemmAlgorithm::meshgemm;
-    plan.hasGemm =
-        bool(main.walk([](mesh::GemmOp) { return WalkResult::interrupt(); })
-                 .wasInterrupted());
+    // mesh-place-interleave interleaves a module with a MeshGEMM only.
+    bool interleave =
+        algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm;
     main.walk([&](mesh::CostedOpInterface op) {
       plan.cycles += op.estimateCycles(grid, timing, interleave);
     });

@@ -11,8 +11,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     compute op of `@main` into a distributed algorithm: a matmul with more
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
     meshgemm; `auto`: the algorithm whose plan's ops' estimates add up to
-    fewest cycles among those whose buffers fit), a matmul of a single row becomes `mesh.gemv` with the
-    `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
+    fewest cycles among those whose buffers fit), a matmul of a single
+    row becomes `mesh.gemv` with the `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
     open for `mesh-choose-ktree`), add and
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
     (inputs are converted when placed, outputs read back as f32). Host tensors (inputs, weights, constants and
@@ -55,7 +55,7 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "paper's), cannon (the shifts on the identity placement), summa "
            "(row and column broadcasts), allgather (ring allgather of the "
            "operands, then local products), or auto: the one whose plan's "
-           "estimates add up to fewer cycles among those that fit the SRAM">,
+           "estimates add up to fewest cycles among those that fit the SRAM">,
     Option<"allreduce", "allreduce", "::wafer::mesh::AllreduceAlgorithm",
            /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
            "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,

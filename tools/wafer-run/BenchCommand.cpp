@@ -73,22 +73,27 @@ Row measure(mlir::ModuleOp imported, const CompileOptions &compile,
   return row;
 }
 
-/// The --gemm of a row; for auto, with the algorithm it chose once run
-/// ("auto: cannon").
-std::string gemmText(const Row &row) {
-  std::string gemm = compileOptionText(row.compile, "gemm");
-  if (gemm != "auto" || !row.stats)
-    return gemm;
+/// The algorithm `--gemm auto` chose for a row that ran (that of its
+/// first mesh.gemm), or "" for other rows.
+std::string chosenGemm(const Row &row) {
+  if (row.compile.gemm != "auto" || !row.stats)
+    return "";
   for (const rt::OpStats &op : row.stats->ops)
     if (op.kind == "gemm")
-      return gemm + ": " + op.algorithm;
-  return gemm;
+      return op.algorithm;
+  return "";
+}
+
+/// The --gemm of a row, with the algorithm auto chose ("auto: cannon").
+std::string gemmText(const Row &row) {
+  std::string chosen = chosenGemm(row);
+  return chosen.empty() ? row.compile.gemm : row.compile.gemm + ": " + chosen;
 }
 
 json::Value rowJSON(const Row &row) {
   const CompileOptions &c = row.compile;
   json::Object o{{"grid", c.grid},
-                 {"gemm", gemmText(row)},
+                 {"gemm", compileOptionText(c, "gemm")},
                  {"allreduce", compileOptionText(c, "allreduce")},
                  {"ktree_k", c.ktreeK},
                  {"dtype", compileOptionText(c, "dtype")},
@@ -98,6 +103,8 @@ json::Value rowJSON(const Row &row) {
     o["error"] = row.error;
     return o;
   }
+  if (std::string chosen = chosenGemm(row); !chosen.empty())
+    o["gemm_chosen"] = chosen;
   o["cycles"] = row.stats->cycles;
   o["seconds"] = row.stats->seconds;
   if (row.tokens)

@@ -273,9 +273,10 @@ static cl::opt<bool> jsonOption(
 static cl::list<std::string> benchGrids(
     "grid", cl::desc("Core grids HxW, comma-separated"), cl::CommaSeparated,
     cl::sub(benchCommand));
-static cl::list<std::string> benchGemms(
-    "gemm", cl::desc("GEMM algorithms (default meshgemm)"), cl::CommaSeparated,
-    cl::sub(benchCommand));
+static cl::list<std::string>
+    benchGemms("gemm",
+               cl::desc("GEMM algorithms, auto among them (default meshgemm)"),
+               cl::CommaSeparated, cl::sub(benchCommand));
 static cl::list<std::string> benchAllreduces(
     "allreduce", cl::desc("GEMV allreduces (default ktree)"),
     cl::CommaSeparated, cl::sub(benchCommand));

@@ -1,4 +1,7 @@
 // RUN: not wafer-opt %s --wafer-compile="grid=2x2 gemm=summa" 2>&1 | FileCheck %s
+// gemm=auto leaves SUMMA out for such a product and compiles.
+// RUN: wafer-opt %s --wafer-compile="grid=2x2 gemm=auto" | FileCheck %s --check-prefix=AUTO
+// AUTO: core.program
 
 // SUMMA's owners lend their tile by swapping it into a panel; C x C would
 // lend one buffer as both panels.

@@ -9,7 +9,7 @@
 
 // ODD: mesh.gemm {{.*}}algorithm = #mesh.gemm_algorithm<allgather>
 // SQUARE: mesh.gemm {{.*}}algorithm = #mesh.gemm_algorithm<meshgemm>
-// PIPELINE: core.program
+// PIPELINE: core.program attributes {estimated_cycles = array<i64: {{[0-9]+}}>, grid = #mesh.grid<5x7>, ops = {{\[\[}}"gemm0", "gemm", "allgather"]]
 func.func @main(%x: tensor<37x50xf32>, %w: tensor<50x29xf32>) -> tensor<37x29xf32> {
   %y = tfm.matmul %x, %w : (tensor<37x50xf32>, tensor<50x29xf32>) -> tensor<37x29xf32>
   return %y : tensor<37x29xf32>
