@@ -69,7 +69,7 @@ enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
 /// A core's state. What most activations touch fills the first two cache
 /// lines (Scheduler::prefetchCore asks for them ahead); the rest is for
-/// loops, streams and the marks of parallel batches.
+/// loops and streams.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -96,8 +96,6 @@ struct alignas(64) Core {
   /// The end of a CombineRelay's stream: the core is busy until the last
   /// word it forwards has left.
   int64_t streamEnd = 0;
-  /// Marks passed in a parallel batch, flushed when the batch commits.
-  SmallVector<MarkRecord, 0> marks;
 };
 
 /// A traced core's spans since the last mark (their op is the next mark's),
@@ -158,11 +156,13 @@ private:
 
   Error allocate();
   Error simulate();
-  /// How a core runs in its batch. Parallel: its sends wait in its outbox
-  /// for the batch to commit them after all its cores ran. InTurn: its
-  /// sends enter the network as it issues them. Either way it runs on.
-  enum class Turn { Parallel, InTurn };
-  void runCore(int32_t id, int64_t batchTime, Turn turn);
+  struct PieceLog;
+  /// Runs a core in its batch: in a piece of a parallel batch (`piece`),
+  /// its sends wait in its outbox for the batch to commit them after all
+  /// its cores ran, and its op marks go to the piece's log; in turn
+  /// (`piece` null), its sends enter the network as it issues them. Either
+  /// way it runs on.
+  void runCore(int32_t id, int64_t batchTime, PieceLog *piece);
   /// A batch's cores lie far apart in memory, so each one's state is a
   /// cache miss: asking for the state of a core a few places ahead overlaps
   /// those misses (8% of a full-wafer timing run).
@@ -176,7 +176,8 @@ private:
   }
   /// Commits the sends of a parallel batch's cores, in (y, x) order.
   Error commitBatch(SpinTeam &team);
-  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime, Turn turn);
+  bool step(int32_t id, Core &c, const Op &op, int64_t batchTime,
+            PieceLog *piece);
   /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
   /// What the cores of a piece of a parallel batch did, applied after it
@@ -198,8 +199,7 @@ private:
       rowBandSends = columnBandSends = true;
     }
   };
-  /// The same in a parallel batch, into the piece's log; also moves the
-  /// core's op marks there.
+  /// The same in a parallel batch, into the piece's log.
   void retire(int32_t id, PieceLog &log);
   std::vector<PieceLog> pieceLogs;
   void addMark(const MarkRecord &m) {
@@ -361,7 +361,7 @@ Error Scheduler::allocate() {
 
 /// Runs the core until it blocks, finishes, or reaches a send that belongs
 /// to a later batch.
-void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
+void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
   Core &c = cores[id];
   const std::vector<Op> &ops = code[roleOf[id]];
   while (c.pc < ops.size()) {
@@ -369,7 +369,7 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, Turn turn) {
       budgetExceeded(id, c);
       return;
     }
-    if (!step(id, c, ops[c.pc], batchTime, turn))
+    if (!step(id, c, ops[c.pc], batchTime, piece))
       return;
   }
   if (c.pc >= ops.size())
@@ -395,7 +395,7 @@ void Scheduler::budgetExceeded(int32_t id, Core &c) {
 
 /// Executes one op; false when the core must stop for this batch.
 bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
-                     Turn turn) {
+                     PieceLog *piece) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
     int64_t free = std::max(c.time, busy(id, buf));
@@ -541,7 +541,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     // The storage is read until the message has left the ramp.
     noteSending(c, slot,
                 network.leavesRamp(id, c.outbox, message.time, message.words));
-    if (turn == Turn::Parallel) {
+    if (piece) {
       uint8_t bands = network.bands(id, message.color);
       c.rowBandSends &= (bands & Network::InRowBand) != 0;
       c.columnBandSends &= (bands & Network::InColumnBand) != 0;
@@ -619,8 +619,8 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
   case Step::Mark: {
     MarkRecord mark{op.mark, c.time, c.compute, c.words, c.messages};
     // Only a parallel batch defers the op totals to its commit.
-    if (turn == Turn::Parallel)
-      c.marks.push_back(mark);
+    if (piece)
+      piece->marks.push_back(mark);
     else
       addMark(mark);
     c.lastMark = op.mark;
@@ -796,7 +796,7 @@ Error Scheduler::simulate() {
         for (size_t i = lo; i < hi && log.failed < 0; ++i) {
           if (i + kPrefetchAhead < hi)
             prefetchCore(batch[i + kPrefetchAhead]);
-          runCore(batch[i], now, Turn::Parallel);
+          runCore(batch[i], now, &log);
           retire(batch[i], log);
         }
       });
@@ -824,7 +824,7 @@ Error Scheduler::simulate() {
       int32_t id = batch[i];
       if (i + kPrefetchAhead < batch.size())
         prefetchCore(batch[i + kPrefetchAhead]);
-      runCore(id, now, Turn::InTurn);
+      runCore(id, now, nullptr);
       if (cores[id].status == Status::Failed)
         return err(errors[id]);
       retire(id);
@@ -850,8 +850,6 @@ void Scheduler::retire(int32_t id, PieceLog &log) {
     log.failed = id;
     return;
   }
-  log.marks.insert(log.marks.end(), c.marks.begin(), c.marks.end());
-  c.marks.clear();
   if (!c.outbox.empty()) {
     log.senders.push_back({id, int64_t(c.outbox.size())});
     log.rowBandSends &= c.rowBandSends;
