@@ -184,9 +184,9 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
                       linkStart + timing.hopCycles() * hops});
     }
     if (outMask & dirBit(Dir::Ramp)) {
-      int64_t rampStart = std::max(h.time, hp.rampIn);
-      hp.rampIn = rampStart + occ;
-      int64_t arrival = rampStart + occ + timing.rampCycles();
+      int64_t rampInStart = std::max(h.time, hp.rampIn);
+      hp.rampIn = rampInStart + occ;
+      int64_t arrival = rampInStart + occ + timing.rampCycles();
       counts.latestArrival = std::max(counts.latestArrival, arrival);
       inboxes[h.core].push_back({arrival, o.color, o.elements, o.data});
       delivered(h.core, o.color, arrival);
