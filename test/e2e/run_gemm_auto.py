@@ -9,8 +9,8 @@ For each model and grid of the cases, runs `wafer-run run --mode analytic`
 with every --gemm algorithm and with auto. auto must give the least total of
 the algorithms whose plan fits the SRAM (the cost model prices whole plans,
 so its choice must be the cheapest by the same estimates the analytic mode
-adds up) and its ops must name an algorithm that gives that total. Prints one line per case, a FAIL
-line for each miss; exit code 1 on any.
+adds up) and its ops must name an algorithm that gives that total. Prints
+one line per case, a FAIL line for each miss; exit code 1 on any.
 """
 import json
 import os
