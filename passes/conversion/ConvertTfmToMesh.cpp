@@ -121,9 +121,8 @@ struct ConvertTfmToMeshPass
     std::optional<mesh::GemmAlgorithm> fixedGemm =
         mesh::symbolizeGemmAlgorithm(gemm);
     if (!fixedGemm && gemm != "auto") {
-      module.emitError("convert-tfm-to-mesh: gemm must be meshgemm, cannon, "
-                       "summa, allgather or auto, got '")
-          << gemm << "'";
+      module.emitError("convert-tfm-to-mesh: gemm must be ")
+          << gemmAlgorithmNames() << " or auto, got '" << gemm << "'";
       return signalPassFailure();
     }
     if (prefillHeads != "auto" && prefillHeads != "lanes" &&
@@ -133,13 +132,9 @@ struct ConvertTfmToMeshPass
           << prefillHeads << "'";
       return signalPassFailure();
     }
-    SmallVector<mesh::GemmAlgorithm> gemms;
-    if (fixedGemm)
-      gemms.push_back(*fixedGemm);
-    else
-      gemms.assign({mesh::GemmAlgorithm::meshgemm, mesh::GemmAlgorithm::cannon,
-                    mesh::GemmAlgorithm::summa,
-                    mesh::GemmAlgorithm::allgather});
+    SmallVector<mesh::GemmAlgorithm, 4> gemms =
+        fixedGemm ? SmallVector<mesh::GemmAlgorithm, 4>{*fixedGemm}
+                  : gemmAlgorithms();
     SmallVector<bool, 2> laneChoices;
     if (prefillHeads == "auto" &&
         hasPrefillHeadsChoice(main, gridAttr.getWidth()))

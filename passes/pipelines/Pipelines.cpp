@@ -146,8 +146,7 @@ Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
   };
   if (option == "gemm") {
     if (value != "auto" && !mesh::symbolizeGemmAlgorithm(value))
-      return unknown("gemm algorithm",
-                     "meshgemm, cannon, summa, allgather, auto");
+      return unknown("gemm algorithm", gemmAlgorithmNames() + ", auto");
     options.gemm = value.str();
   } else if (option == "allreduce") {
     std::optional<mesh::AllreduceAlgorithm> v =

@@ -12,10 +12,12 @@
 
 #include "wafer/Dialect/Mesh/MeshOps.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,25 @@ enum class GridDType { f32, f16 };
 
 inline llvm::StringRef stringifyGridDType(GridDType dtype) {
   return dtype == GridDType::f16 ? "f16" : "f32";
+}
+
+/// mesh.gemm's algorithms in the order `--gemm auto` tries them (MeshGEMM,
+/// the paper's, first: the first of the cheapest wins).
+inline llvm::SmallVector<mesh::GemmAlgorithm, 4> gemmAlgorithms() {
+  llvm::SmallVector<mesh::GemmAlgorithm, 4> all;
+  for (uint32_t v = 0; v <= mesh::getMaxEnumValForGemmAlgorithm(); ++v)
+    if (std::optional<mesh::GemmAlgorithm> algorithm =
+            mesh::symbolizeGemmAlgorithm(v))
+      all.push_back(*algorithm);
+  return all;
+}
+/// Their spellings, comma-separated: `--gemm`'s values besides auto.
+inline std::string gemmAlgorithmNames() {
+  std::string names;
+  for (mesh::GemmAlgorithm algorithm : gemmAlgorithms())
+    names += (names.empty() ? "" : ", ") +
+             mesh::stringifyGemmAlgorithm(algorithm).str();
+  return names;
 }
 
 /// The spellings of each option's values, for llvm::cl options and pass
