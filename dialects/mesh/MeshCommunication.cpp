@@ -45,22 +45,22 @@ std::optional<AllreduceUse> wafer::getAllreduceUse(Operation *op,
   return communicating ? communicating.getAllreduceUse(grid) : std::nullopt;
 }
 
-int64_t AllreduceUse::extent(unsigned message, GridAttr grid) const {
-  if (!messageAlongX(message))
+int64_t AllreduceUse::extentAlong(bool x, GridAttr grid) const {
+  if (!x)
     return grid.getHeight();
   return segments ? segments->columns : grid.getWidth();
 }
 
-unsigned AllreduceUse::treeDepth(unsigned message, GridAttr grid) const {
+unsigned AllreduceUse::treeDepthAlong(bool x, GridAttr grid) const {
   bool centered = allreduce.getAlgorithm() == AllreduceAlgorithm::ktree;
   auto depth = [&](int64_t n) {
     return unsigned(rt::rootedTreeLevels(n, rt::ktreeRoot(n, centered),
                                          allreduce.getTreeK())
                         .size());
   };
-  unsigned deepest = depth(extent(message, grid));
-  if (segments && messageAlongX(message))
-    deepest = std::max(deepest, depth(segments->lastColumns));
+  unsigned deepest = depth(extentAlong(x, grid));
+  if (std::optional<AxisSegments> cut = segmentsAlong(x))
+    deepest = std::max(deepest, depth(cut->lastColumns));
   return deepest;
 }
 

@@ -102,7 +102,7 @@ std::string ProgramLowering::allreduce(
     else
       when(loc, guard, body);
   };
-  std::optional<AxisSegments> segments = alongX ? use.segments : std::nullopt;
+  std::optional<AxisSegments> segments = use.segmentsAlong(alongX);
   if (!segments) {
     emitTree("", alongX ? "x" : "y", reduced);
     return algorithm;

@@ -25,7 +25,7 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
   rt::Axis axis = alongX ? rt::Axis::X : rt::Axis::Y;
   int64_t n = alongX ? grid.getWidth() : grid.getHeight();
   std::string axisName = alongX ? "x" : "y";
-  std::optional<AxisSegments> segments = alongX ? use.segments : std::nullopt;
+  std::optional<AxisSegments> segments = use.segmentsAlong(alongX);
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
     return {ringFamily(ChannelRole::Ring, axis, grid, interleave)};
   if (use.relayed)
@@ -81,11 +81,7 @@ static std::vector<ChannelFamily> familiesAlong(const AllreduceUse &use,
   };
   // One family per level of the deepest tree, then the join's (the level
   // above the halves'), then the broadcast's.
-  unsigned message = 0;
-  while (message + 1 < use.messageElements.size() &&
-         use.messageAlongX(message) != alongX)
-    ++message;
-  unsigned depth = use.treeDepth(message, grid);
+  unsigned depth = use.treeDepthAlong(alongX, grid);
   std::vector<ChannelFamily> families;
   for (unsigned i = 0; i < depth; ++i) {
     families.push_back(

@@ -41,5 +41,5 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
       interleave, use.relayed,
       // A segment's tree runs over logical positions, two columns apart
       // under INTERLEAVE.
-      use.messageAlongX(message) && use.segments && interleave ? 2 : 1);
+      use.segmentsAlong(use.messageAlongX(message)) && interleave ? 2 : 1);
 }

@@ -120,13 +120,23 @@ struct AllreduceUse {
   bool messageAlongX(unsigned message) const {
     return llvm::is_contained(crossMessages, message) ? !alongX : alongX;
   }
-  /// The positions message `message` is reduced over: the grid's extent
-  /// along its axis, or the widest segment's.
-  int64_t extent(unsigned message, mesh::GridAttr grid) const;
-  /// The levels of the deepest of the message's trees (K-tree or
-  /// pipeline): the channel of its join comes after them. A narrower tree
-  /// may be the deeper (ktreeLevels is not monotonic in n).
-  unsigned treeDepth(unsigned message, mesh::GridAttr grid) const;
+  /// The segments of the trees along x (`x`) or y (never cut).
+  std::optional<AxisSegments> segmentsAlong(bool x) const {
+    return x ? segments : std::nullopt;
+  }
+  /// The positions a tree along x (`x`) or y reduces over: the grid's
+  /// extent along it, or the widest segment's.
+  int64_t extentAlong(bool x, mesh::GridAttr grid) const;
+  int64_t extent(unsigned message, mesh::GridAttr grid) const {
+    return extentAlong(messageAlongX(message), grid);
+  }
+  /// The levels of the deepest of the trees along x (`x`) or y (K-tree or
+  /// pipeline): the channel of their join comes after them. A narrower
+  /// tree may be the deeper (ktreeLevels is not monotonic in n).
+  unsigned treeDepthAlong(bool x, mesh::GridAttr grid) const;
+  unsigned treeDepth(unsigned message, mesh::GridAttr grid) const {
+    return treeDepthAlong(messageAlongX(message), grid);
+  }
 };
 
 using cost::GemmTiling;
