@@ -555,7 +555,7 @@ static int64_t lanesPerSegment(int64_t lanes, int64_t perHead, int64_t tile) {
 
 static int64_t laneTile(AttentionOp op, GridAttr grid) {
   int64_t lanes = shapeOf(op.getQuery())[1];
-  return (lanes + grid.getWidth() - 1) / grid.getWidth();
+  return wafer::ceilDiv(lanes, grid.getWidth());
 }
 
 int64_t AttentionOp::scoresPerKey(GridAttr grid) {
@@ -579,10 +579,10 @@ std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
   // lanes fill).
   int64_t lanes = shapeOf(getQuery())[1], tile = laneTile(*this, grid);
   int64_t perSegment = lanesPerSegment(lanes, int64_t(*lanesPerHead), tile);
-  int64_t count = (lanes + perSegment - 1) / perSegment;
+  int64_t count = wafer::ceilDiv(lanes, perSegment);
   int64_t last = lanes - (count - 1) * perSegment;
-  wafer::AxisSegments segments{(perSegment + tile - 1) / tile, count,
-                               (last + tile - 1) / tile};
+  wafer::AxisSegments segments{wafer::ceilDiv(perSegment, tile), count,
+                               wafer::ceilDiv(last, tile)};
   // One segment over the whole row is the whole-row sum, whose tree runs
   // over physical columns and shares the GEMVs' channels.
   if (segments.used() == grid.getWidth() && count == 1)

@@ -17,6 +17,7 @@
 #include "wafer/Runtime/Layout.h"
 #include "wafer/Runtime/TimingModel.h"
 #include "wafer/Support/ChannelFamilies.h"
+#include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/LocationName.h"
 #include "wafer/Support/KvCache.h"
 #include "wafer/Support/LocalTile.h"
@@ -62,8 +63,6 @@ using mlir::Type;
 using mlir::TypeAttr;
 using mlir::Value;
 namespace func = mlir::func;
-
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The element type of a mesh op's (first) result.
 inline Type elementOf(Operation *op) {

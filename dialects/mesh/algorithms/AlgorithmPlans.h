@@ -12,10 +12,9 @@
 #include "wafer/CostModel/CostModel.h"
 #include "wafer/Dialect/Mesh/MeshOps.h"
 #include "wafer/Runtime/RowShapes.h"
+#include "wafer/Support/CheckedMath.h"
 
 namespace wafer::mesh::plans {
-
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape();
@@ -47,10 +46,7 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 rt::DType dtypeOf(mlir::Value v);
 
 using cost::messageCycles;
-using cost::RingHops;
-using cost::ringHops;
 using cost::ringShiftCycles;
-using cost::ringSteps;
 using cost::rowCycles;
 
 /// Cycles of message `message` of `use`'s allreduce (values of `dtype`).
