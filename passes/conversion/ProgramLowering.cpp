@@ -98,9 +98,7 @@ std::optional<int64_t> ProgramLowering::kvCapacityTokens() {
     if (attention.getLanesPerHead())
       copies += llvm::count_if(
           scratchBuffers(attention, grid), [](const ScratchBuffer &b) {
-            return b.message == 0 && (b.role == BufferRole::Partial ||
-                                      b.role == BufferRole::Passing ||
-                                      b.role == BufferRole::Arriving);
+            return b.message == 0 && receivesAllreduce(b.role);
           });
     scores = std::max(scores, copies * bufferBytes(attention.scoresPerKey(grid),
                                                    elementOf(attention)));

@@ -33,8 +33,9 @@ ChannelFamily ringFamily(ChannelRole role, rt::Axis axis, GridAttr grid,
 std::vector<ChannelFamily> allreduceFamilies(const AllreduceUse &use,
                                              GridAttr grid, bool interleave);
 
-/// Adds what each allreduce of `use` receives into: the ring's passing and
-/// arriving buffers or the K-tree's partial, one set per message.
+/// Adds what each allreduce of `use` receives into (receivesAllreduce): the
+/// ring's passing and arriving buffers or the K-tree's partial, one set
+/// per message.
 void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
                          std::vector<ScratchBuffer> &scratch);
 

@@ -73,6 +73,13 @@ enum class BufferRole {
   Sum,            ///< ... and their sum.
 };
 
+/// Whether an allreduce's messages arrive in buffers of the role (those
+/// addAllreduceScratch adds: the ring's two, the tree's partial).
+inline bool receivesAllreduce(BufferRole role) {
+  return role == BufferRole::Passing || role == BufferRole::Arriving ||
+         role == BufferRole::Partial;
+}
+
 /// A working buffer of one op, named `<op tag><suffix()>` by the lowering.
 struct ScratchBuffer {
   BufferRole role;
