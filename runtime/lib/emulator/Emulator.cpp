@@ -68,8 +68,9 @@ struct MarkRecord {
 enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
 /// A core's state. What most activations touch fills the first two cache
-/// lines (Scheduler::prefetchCore asks for them ahead); the rest is for
-/// loops and streams.
+/// lines (Scheduler::prefetchCore asks for them ahead), what a message
+/// that wakes the core touches the first; the rest is for loops and
+/// streams.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -77,9 +78,14 @@ struct alignas(64) Core {
   /// Whether all the sends in the outbox stay in the sender's band of rows
   /// (of columns): Scheduler::commitBatch.
   bool rowBandSends = true, columnBandSends = true;
+  /// Whether swaps moved any of its buffers' storage (Scheduler::slotOf).
+  bool swapped = false;
   int32_t waitChannel = -1, waitColor = -1;
-  /// Instructions run, and the last op mark passed (-1: none yet).
-  int64_t instructions = 0, lastMark = -1;
+  /// Its role (Scheduler::roleOf, here to save a cache line per visit).
+  int32_t role = -1;
+  /// The last op mark passed (-1: none yet), and instructions run.
+  int32_t lastMark = -1;
+  int64_t instructions = 0;
   /// Kernel cycles, words and messages since the last mark.
   int64_t compute = 0, words = 0, messages = 0;
   /// Over the whole run: kernel cycles, and cycles not spent waiting.
@@ -165,13 +171,14 @@ private:
   void runCore(int32_t id, int64_t batchTime, PieceLog *piece);
   /// A batch's cores lie far apart in memory, so each one's state is a
   /// cache miss: asking for the state of a core a few places ahead overlaps
-  /// those misses (8% of a full-wafer timing run).
-  static constexpr size_t kPrefetchAhead = 8;
+  /// those misses (8% of a full-wafer timing run). Four places: further
+  /// ahead, the misses outstanding at once fill the processor's buffers
+  /// and the prefetches stall (eight places ahead was 5% slower).
+  static constexpr size_t kPrefetchAhead = 4;
   void prefetchCore(int32_t id) const {
     const char *c = reinterpret_cast<const char *>(&cores[id]);
     __builtin_prefetch(c);
     __builtin_prefetch(c + 64);
-    __builtin_prefetch(&roleOf[id]);
     network.prefetch(id);
   }
   /// Commits the sends of a parallel batch's cores, in (y, x) order.
@@ -227,7 +234,8 @@ private:
   int64_t receiveStart(int32_t id, const Op &recv, int64_t arrival) const {
     int64_t first =
         recv.streamed ? arrival - receiveOccupancy(recv) + 1 : arrival;
-    return std::max({cores[id].time, first, busy(id, recv.out)});
+    const Core &c = cores[id];
+    return std::max({c.time, first, busy(c, id, recv.out)});
   }
   Error deadlock() const;
   RunStats stats() const;
@@ -237,12 +245,15 @@ private:
   }
   /// The storage slot of a buffer: its own, unless swaps moved it.
   int32_t slotOf(int32_t id, int32_t buf) const {
-    if (!hasSwaps[id])
-      return buf;
     for (const auto &[buffer, slot] : swappedSlots[id])
       if (buffer == buf)
         return slot;
     return buf;
+  }
+  /// The same for a core in a run: most cores never swap, and their state
+  /// is in cache where swappedSlots is not.
+  int32_t slotOf(const Core &c, int32_t id, int32_t buf) const {
+    return c.swapped ? slotOf(id, buf) : buf;
   }
   void setSlot(int32_t id, int32_t buf, int32_t slot) {
     SmallVector<std::pair<int32_t, int32_t>, 2> &moved = swappedSlots[id];
@@ -251,7 +262,7 @@ private:
       moved.erase(it);
     if (slot != buf)
       moved.push_back({buf, slot});
-    hasSwaps[id] = !moved.empty();
+    cores[id].swapped = !moved.empty();
   }
   /// Records that a send reads the storage slot until `until`.
   void noteSending(Core &c, int32_t slot, int64_t until) {
@@ -265,9 +276,9 @@ private:
       it->second = std::max(it->second, until);
   }
   /// When the sends reading a buffer's storage have left the core.
-  int64_t busy(int32_t id, int32_t buf) const {
-    int32_t slot = slotOf(id, buf);
-    for (const auto &[s, until] : cores[id].sending)
+  int64_t busy(const Core &c, int32_t id, int32_t buf) const {
+    int32_t slot = slotOf(c, id, buf);
+    for (const auto &[s, until] : c.sending)
       if (s == slot)
         return until;
     return 0;
@@ -303,9 +314,6 @@ private:
   /// slot (kept across the runs of a session, like the data in them): a
   /// few entries per core instead of one per buffer.
   std::vector<SmallVector<std::pair<int32_t, int32_t>, 2>> swappedSlots;
-  /// Per core, whether swappedSlots holds anything: most cores never swap,
-  /// and this small array stays in cache where swappedSlots would not.
-  std::vector<uint8_t> hasSwaps;
 
   /// The run's value of `t`.
   int64_t position = 0;
@@ -351,7 +359,6 @@ Error Scheduler::allocate() {
   if (Error e = data->allocate(N))
     return e;
   swappedSlots.assign(N, {});
-  hasSwaps.assign(N, 0);
   return Error::success();
 }
 
@@ -363,7 +370,7 @@ Error Scheduler::allocate() {
 /// to a later batch.
 void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
   Core &c = cores[id];
-  const std::vector<Op> &ops = code[roleOf[id]];
+  const std::vector<Op> &ops = code[c.role];
   while (c.pc < ops.size()) {
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
       budgetExceeded(id, c);
@@ -398,7 +405,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                      PieceLog *piece) {
   // A write must wait until the sends reading the storage have left.
   auto startWrite = [&](int32_t buf) {
-    int64_t free = std::max(c.time, busy(id, buf));
+    int64_t free = std::max(c.time, busy(c, id, buf));
     span(id, TracePhase::Wait, c.time, free);
     c.time = free;
   };
@@ -416,7 +423,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     return exprs[expr].evaluate(e);
   };
   auto slotOrNone = [&](int32_t buf) {
-    return buf < 0 ? -1 : slotOf(id, buf);
+    return buf < 0 ? -1 : slotOf(c, id, buf);
   };
   // Runs a local kernel on the data path and charges its cycles.
   auto kernel = [&](const KernelValues &values) {
@@ -479,7 +486,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     break;
   }
   case Step::Swap: {
-    int32_t out = slotOf(id, op.out), in = slotOf(id, op.in1);
+    int32_t out = slotOf(c, id, op.out), in = slotOf(c, id, op.in1);
     setSlot(id, op.out, in);
     setSlot(id, op.in1, out);
     break;
@@ -523,7 +530,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                   "' but the channel has no route starting at this core");
     const Buffer &buffer = p.buffers[op.out];
     int64_t words = TimingModel::words(buffer.elements, buffer.dtype);
-    int32_t slot = slotOf(id, op.out);
+    int32_t slot = slotOf(c, id, op.out);
     Outgoing message{c.time, color, words, buffer.elements,
                      data->read(id, slot, buffer.elements)};
     c.words += words;
@@ -579,14 +586,14 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     c.busyTotal += timing.receiveCycles();
     if (op.streamed)
       c.streamEnd = c.time + receiveOccupancy(op);
-    data->write(id, slotOf(id, op.out), op.out, msg.data);
+    data->write(id, slotOf(c, id, op.out), op.out, msg.data);
     break;
   }
   case Step::LoopBegin:
   case Step::Branch: {
     if (op.kind == Step::Branch)
       if (const BranchSkips::Landing *landing =
-              branchSkips.lookup(roleOf[id], c.pc, id % W, id / W)) {
+              branchSkips.lookup(c.role, c.pc, id % W, id / W)) {
         c.pc = landing->pc;
         c.instructions += landing->passed - 1;
         if (c.instructions > maxInstructions) {
@@ -623,7 +630,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       piece->marks.push_back(mark);
     else
       addMark(mark);
-    c.lastMark = op.mark;
+    c.lastMark = int32_t(op.mark);
     if (!traceTrack.empty() && traceTrack[id] >= 0) {
       TraceBuffer &trace = traceBuffers[traceTrack[id]];
       for (TraceSpan &done : trace.pending) {
@@ -650,7 +657,7 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
     // send: it then sends in the batch it runs in instead of stopping for a
     // later one. Nothing it does before is seen by other cores, so sends
     // still enter the network in time order.
-    const Op &recv = code[roleOf[core]][dst.pc];
+    const Op &recv = code[dst.role][dst.pc];
     int64_t at = receiveStart(core, recv, arrival) + timing.receiveCycles();
     if (band)
       band->wakes.push_back({at, core});
@@ -753,6 +760,10 @@ Error Scheduler::simulate() {
     return Error::success();
   }
   assignOnHugePages(cores, size_t(N), Core());
+  for (int32_t id = 0; id < N; ++id) {
+    cores[id].role = roleOf[id];
+    cores[id].swapped = !swappedSlots[id].empty();
+  }
   errors.assign(N, std::string());
   traceBuffers.assign(traceTracks.size(), TraceBuffer());
   doneCores = 0;
