@@ -473,3 +473,16 @@ LayoutAttr wafer::mesh::getLayout(Type type) {
   return tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding())
                 : LayoutAttr();
 }
+
+void wafer::mesh::placeInterleaved(Operation *root) {
+  root->walk([&](Operation *op) {
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      LayoutAttr layout = getLayout(type);
+      if (!layout || layout.getInterleave())
+        continue;
+      result.setType(RankedTensorType::get(
+          type.getShape(), type.getElementType(), layout.withInterleave(true)));
+    }
+  });
+}

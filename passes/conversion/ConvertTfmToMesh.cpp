@@ -2,6 +2,7 @@
 #include "TfmToMeshPlanner.h"
 
 #include "wafer/Support/MemoryPlan.h"
+#include "wafer/Support/RouteAllocation.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -202,14 +203,19 @@ struct ConvertTfmToMeshPass
     if (summaOfItself)
       return plan;
     plan.planned = true;
-    rt::TimingModel timing(target);
-    // mesh-place-interleave interleaves a module with a MeshGEMM only.
+    // Placed and routed as mesh-place-interleave (a module with a MeshGEMM
+    // only) and mesh-allocate-routes will: the trees they relay cost more,
+    // and a plan whose routes overflow the target does not fit.
     bool interleave =
         algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm;
+    if (interleave)
+      mesh::placeInterleaved(*copy);
+    bool routed = !allocateRoutes(*copy, grid, target.routesPerCore);
+    rt::TimingModel timing(target);
     main.walk([&](mesh::CostedOpInterface op) {
       plan.cycles += op.estimateCycles(grid, timing, interleave);
     });
-    plan.fits = !planMemory(main, grid, target.sramBytes).overflow;
+    plan.fits = routed && !planMemory(main, grid, target.sramBytes).overflow;
     return plan;
   }
 };

@@ -11,7 +11,9 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     compute op of `@main` into a distributed algorithm: a matmul with more
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
     meshgemm; `auto`: the algorithm whose plan's ops' estimates add up to
-    fewest cycles among those whose buffers fit), a matmul of a single
+    fewest cycles among those whose routes and buffers fit, each candidate
+    placed and routed as mesh-place-interleave and mesh-allocate-routes
+    will), a matmul of a single
     row becomes `mesh.gemv` with the `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
     open for `mesh-choose-ktree`), add and
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
@@ -21,7 +23,7 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     decode attention splits the heads into lanes (pairs of dimensions
     along x); prefill attention does too or keeps whole heads
     (`prefill-heads`; by default the plan whose ops' cycle estimates add
-    up to less, among those whose buffers fit the SRAM).
+    up to less, among those whose routes and buffers fit).
 
     Before:
     ```mlir
@@ -55,7 +57,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "paper's), cannon (the shifts on the identity placement), summa "
            "(row and column broadcasts), allgather (ring allgather of the "
            "operands, then local products), or auto: the one whose plan's "
-           "estimates add up to fewest cycles among those that fit the SRAM">,
+           "estimates add up to fewest cycles among those whose routes and "
+           "buffers fit">,
     Option<"allreduce", "allreduce", "::wafer::mesh::AllreduceAlgorithm",
            /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
            "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,
@@ -71,7 +74,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "Prefill attention on a grid wider than the KV heads: 'lanes' "
            "(heads split into pairs of dimensions along x), 'whole' (whole "
            "KV heads along x), or 'auto': the plan whose ops' estimates "
-           "add up to fewer cycles among those that fit the SRAM">,
+           "add up to fewer cycles among those whose routes and buffers "
+           "fit">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

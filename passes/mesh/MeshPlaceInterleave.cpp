@@ -40,19 +40,7 @@ struct MeshPlaceInterleavePass
              "INTERLEAVE (always)";
       return signalPassFailure();
     }
-    // One placement for the whole module: every distributed value switches,
-    // so producers and consumers keep agreeing on their layouts.
-    module.walk([&](Operation *op) {
-      for (Value result : op->getResults()) {
-        auto type = dyn_cast<RankedTensorType>(result.getType());
-        mesh::LayoutAttr layout = mesh::getLayout(type);
-        if (!layout || layout.getInterleave())
-          continue;
-        result.setType(RankedTensorType::get(type.getShape(),
-                                             type.getElementType(),
-                                             layout.withInterleave(true)));
-      }
-    });
+    mesh::placeInterleaved(module);
   }
 };
 

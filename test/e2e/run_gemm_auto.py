@@ -7,10 +7,12 @@ dynamic `seq`.
 
 For each model and grid of the cases, runs `wafer-run run --mode analytic`
 with every --gemm algorithm and with auto. auto must give the least total of
-the algorithms whose plan fits the SRAM (the cost model prices whole plans,
-so its choice must be the cheapest by the same estimates the analytic mode
-adds up) and its ops must name an algorithm that gives that total. Prints
-one line per case, a FAIL line for each miss; exit code 1 on any.
+the algorithms whose plan fits the SRAM and the routes per core (the cost
+model prices whole plans, so its choice must be the cheapest by the same
+estimates the analytic mode adds up) and its ops must name an algorithm
+that gives that total. One case runs on a target with 10 routes per core,
+where the cheapest plan's routes do not fit. Prints one line per case, a
+FAIL line for each miss; exit code 1 on any.
 """
 import json
 import os
@@ -25,7 +27,8 @@ def analytic(wafer_run, model, grid, gemm, stats, extra):
                            gemm, "--mode", "analytic", "--stats", stats,
                            *extra], capture_output=True, text=True)
     if done.returncode != 0:
-        if gemm != "auto" and "mesh-check-memory" in done.stderr:
+        if gemm != "auto" and ("mesh-check-memory" in done.stderr or
+                               "mesh-allocate-routes" in done.stderr):
             return None, set()
         sys.exit(f"FAILED: {model} {grid} {gemm}: {done.stderr.strip()}")
     with open(stats) as f:
@@ -43,6 +46,12 @@ def main():
     cases += [(prefill, grid,
                ["--dim-param", f"seq={seq}"])
               for grid, seq in (("4x12", 16), ("6x10", 64), ("3x5", 8))]
+    few_routes = os.path.join(work, "routes10.json")
+    with open(few_routes, "w") as f:
+        json.dump({"base": "wse2", "name": "routes10",
+                   "routes_per_core": 10}, f)
+    cases.append((prefill, "4x12",
+                  ["--dim-param", "seq=16", "--target", few_routes]))
     failures = 0
     for model, grid, extra in cases:
         cycles = {g: analytic(wafer_run, model, grid, g, stats, extra)[0]
@@ -56,7 +65,7 @@ def main():
         ok = auto == least and len(chosen) == 1 and chosen <= cheapest
         failures += not ok
         print(f"{'ok' if ok else 'FAIL'}: {os.path.basename(model)} "
-              f"{' '.join(extra)} on {grid}: auto {auto} cycles with "
+              f"{' '.join(os.path.basename(a) for a in extra)} on {grid}: auto {auto} cycles with "
               f"{','.join(sorted(chosen))}; "
               + ", ".join(f"{g} {'does not fit' if c is None else c}"
                           for g, c in cycles.items()))

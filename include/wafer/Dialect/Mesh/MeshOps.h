@@ -33,6 +33,10 @@ TargetAttr lookupTarget(mlir::Operation *op);
 /// The layout of a distributed tensor type, or null.
 LayoutAttr getLayout(mlir::Type type);
 
+/// Places every distributed value under `root` on INTERLEAVE (one placement
+/// for a whole module, so producers and consumers keep agreeing).
+void placeInterleaved(mlir::Operation *root);
+
 /// Conversions between the attribute and the runtime's description.
 TargetAttr getTargetAttr(mlir::MLIRContext *context,
                          const rt::Target &target);
