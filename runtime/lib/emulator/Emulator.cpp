@@ -9,12 +9,13 @@
 //
 // Scheduling is a discrete-event loop over batches: the ready cores with the
 // smallest time run until they block on a recv, finish, or reach a send at
-// a later time. Sends enter the network in (time, y, x) order: a batch run
-// in parallel keeps its cores' sends in outboxes and commits them in (y, x)
-// order (band by band at once where their messages stay in the senders'
-// bands); a batch run on one thread commits each send as its core issues
-// it, cores in (y, x) order. Only commits touch shared state, so results
-// and cycle counts do not depend on the number of host threads.
+// a later time. Sends enter the network in (time, y, x) order: a batch
+// keeps its cores' sends, in (y, x) order, until all its cores ran, then
+// commits them (on several threads, band by band at once where their
+// messages stay in the senders' bands); on a target whose receives take no
+// cycles, a batch commits each send as its core issues it. Only commits
+// touch shared state, so results and cycle counts do not depend on the
+// number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
 // per-instruction step(), the event loop that batches it and the session
@@ -75,9 +76,6 @@ struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
   Status status = Status::Ready;
-  /// Whether all the sends in the outbox stay in the sender's band of rows
-  /// (of columns): Scheduler::commitBatch.
-  bool rowBandSends = true, columnBandSends = true;
   /// Whether swaps moved any of its buffers' storage (Scheduler::slotOf).
   bool swapped = false;
   int32_t waitChannel = -1, waitColor = -1;
@@ -92,8 +90,6 @@ struct alignas(64) Core {
   int64_t computeTotal = 0, busyTotal = 0;
   /// Storage slots that sends are still reading, and until when.
   SmallVector<std::pair<int32_t, int64_t>, 1> sending;
-  /// Sends issued in a parallel batch, committed in order after it.
-  SmallVector<Outgoing, 0> outbox;
   /// The enclosing loops, innermost last.
   struct Loop {
     int64_t count = 0, iteration = 0;
@@ -163,11 +159,10 @@ private:
   Error allocate();
   Error simulate();
   struct PieceLog;
-  /// Runs a core in its batch: in a piece of a parallel batch (`piece`),
-  /// its sends wait in its outbox for the batch to commit them after all
-  /// its cores ran, and its op marks go to the piece's log; in turn
-  /// (`piece` null), its sends enter the network as it issues them. Either
-  /// way it runs on.
+  /// Runs a core in its batch: in a piece of a batch (`piece`), its sends
+  /// wait in the piece's log for the batch to commit them after all its
+  /// cores ran, and so do its op marks; in turn (`piece` null), its sends
+  /// enter the network as it issues them. Either way it runs on.
   void runCore(int32_t id, int64_t batchTime, PieceLog *piece);
   /// A batch's cores lie far apart in memory, so each one's state is a
   /// cache miss: asking for the state of a core a few places ahead overlaps
@@ -181,32 +176,44 @@ private:
     __builtin_prefetch(c + 64);
     network.prefetch(id);
   }
-  /// Commits the sends of a parallel batch's cores, in (y, x) order.
-  Error commitBatch(SpinTeam &team);
+  /// Commits the sends of a batch's pieces, in (y, x) order: band by band
+  /// on the team's threads where it can.
+  Error commitBatch(SpinTeam *team);
+  /// Whether batches run in pieces, their sends committed after all their
+  /// cores ran (exact when a receive takes cycles: see simulate; 3% faster
+  /// than committing each send as it is issued, one thread too), and
+  /// whether their sends may be committed band by band.
+  bool deferSends = false, bandedCommits = false;
   bool step(int32_t id, Core &c, const Op &op, int64_t batchTime,
             PieceLog *piece);
   /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
-  /// What the cores of a piece of a parallel batch did, applied after it
-  /// in piece order: the same as retiring them one by one.
+  /// What the cores of a piece of a batch did, applied after it in piece
+  /// order: the same as retiring them one by one.
   struct PieceLog {
     std::vector<MarkRecord> marks;
     std::vector<std::pair<int64_t, int32_t>> ready; // when, core
     int64_t done = 0;
     int32_t failed = -1;
-    /// The cores with sends to commit, and how many.
-    std::vector<std::pair<int32_t, int64_t>> senders;
+    /// The sends its cores issued, in order, and their senders; where the
+    /// running core's sends begin.
+    std::vector<Outgoing> sends;
+    std::vector<int32_t> senders;
+    size_t coreSends = 0;
+    /// Whether all the sends stay in their sender's band of rows (of
+    /// columns): Scheduler::commitBatch.
     bool rowBandSends = true, columnBandSends = true;
     void clear() {
       marks.clear();
       ready.clear();
+      sends.clear();
       senders.clear();
       done = 0;
       failed = -1;
       rowBandSends = columnBandSends = true;
     }
   };
-  /// The same in a parallel batch, into the piece's log.
+  /// The same in a batch run in pieces, into the piece's log.
   void retire(int32_t id, PieceLog &log);
   std::vector<PieceLog> pieceLogs;
   void addMark(const MarkRecord &m) {
@@ -370,6 +377,8 @@ Error Scheduler::allocate() {
 /// to a later batch.
 void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
   Core &c = cores[id];
+  if (piece)
+    piece->coreSends = piece->sends.size();
   const std::vector<Op> &ops = code[c.role];
   while (c.pc < ops.size()) {
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
@@ -546,13 +555,19 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     }
     ++c.pc;
     // The storage is read until the message has left the ramp.
+    ArrayRef<Outgoing> queued;
+    if (piece)
+      queued = ArrayRef(piece->sends).drop_front(piece->coreSends);
     noteSending(c, slot,
-                network.leavesRamp(id, c.outbox, message.time, message.words));
+                network.leavesRamp(id, queued, message.time, message.words));
     if (piece) {
-      uint8_t bands = network.bands(id, message.color);
-      c.rowBandSends &= (bands & Network::InRowBand) != 0;
-      c.columnBandSends &= (bands & Network::InColumnBand) != 0;
-      c.outbox.push_back(std::move(message));
+      if (bandedCommits) {
+        uint8_t bands = network.bands(id, message.color);
+        piece->rowBandSends &= (bands & Network::InRowBand) != 0;
+        piece->columnBandSends &= (bands & Network::InColumnBand) != 0;
+      }
+      piece->sends.push_back(std::move(message));
+      piece->senders.push_back(id);
       return true;
     }
     if (Error e = commitSend(id, message)) {
@@ -625,7 +640,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
     break;
   case Step::Mark: {
     MarkRecord mark{op.mark, c.time, c.compute, c.words, c.messages};
-    // Only a parallel batch defers the op totals to its commit.
+    // A batch run in pieces defers the op totals to its commit.
     if (piece)
       piece->marks.push_back(mark);
     else
@@ -668,57 +683,52 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
               : network.inject(src, o, delivered);
 }
 
-Error Scheduler::commitBatch(SpinTeam &team) {
-  struct Sender {
+Error Scheduler::commitBatch(SpinTeam *team) {
+  // The batch's sends in (y, x) order: the pieces' in piece order.
+  struct BatchSend {
     int32_t core;
-    int64_t firstSerial;
+    const Outgoing *message;
   };
-  std::vector<Sender> senders;
-  int64_t sends = 0;
+  std::vector<BatchSend> sends;
   // When every message of the batch stays in its sender's band, the bands'
   // commits touch no common core, and each band's in (y, x) order is the
   // serial order as far as its cores can tell.
   bool byRows = true, byColumns = true;
   for (const PieceLog &log : pieceLogs) {
-    for (auto [id, count] : log.senders) {
-      senders.push_back({id, sends});
-      sends += count;
-    }
+    for (size_t i = 0; i < log.sends.size(); ++i)
+      sends.push_back({log.senders[i], &log.sends[i]});
     byRows &= log.rowBandSends;
     byColumns &= log.columnBandSends;
   }
-  constexpr size_t kMinParallelSenders = 64;
-  if ((!byRows && !byColumns) || senders.size() < kMinParallelSenders) {
-    for (const Sender &s : senders) {
-      for (const Outgoing &o : cores[s.core].outbox)
-        if (Error e = commitSend(s.core, o))
-          return e;
-      cores[s.core].outbox.clear();
-    }
+  constexpr size_t kMinParallelSends = 64;
+  if (!team || (!byRows && !byColumns) || sends.size() < kMinParallelSends) {
+    for (const BatchSend &send : sends)
+      if (Error e = commitSend(send.core, *send.message))
+        return e;
     return Error::success();
   }
-  size_t bandCount = team.size();
-  std::vector<std::vector<Sender>> sendersByBand(bandCount);
-  for (const Sender &s : senders)
-    sendersByBand[byRows ? network.rowBand(s.core / W)
-                         : network.columnBand(s.core % W)]
-        .push_back(s);
-  int64_t firstSerial = network.reserveSerials(sends);
+  size_t bandCount = team->size();
+  std::vector<std::vector<size_t>> sendsByBand(bandCount);
+  for (size_t i = 0; i < sends.size(); ++i) {
+    int32_t core = sends[i].core;
+    sendsByBand[byRows ? network.rowBand(core / W)
+                       : network.columnBand(core % W)]
+        .push_back(i);
+  }
+  int64_t firstSerial = network.reserveSerials(int64_t(sends.size()));
   std::vector<CommitBand> bands(bandCount);
   std::vector<std::string> failures(bandCount);
   auto commitBand = [&](size_t b) {
     CommitBand &band = bands[b];
-    for (const Sender &s : sendersByBand[b]) {
-      band.serial = firstSerial + s.firstSerial;
-      for (const Outgoing &o : cores[s.core].outbox)
-        if (Error e = commitSend(s.core, o, &band)) {
-          failures[b] = toString(std::move(e));
-          return;
-        }
-      cores[s.core].outbox.clear();
+    for (size_t i : sendsByBand[b]) {
+      band.serial = firstSerial + int64_t(i);
+      if (Error e = commitSend(sends[i].core, *sends[i].message, &band)) {
+        failures[b] = toString(std::move(e));
+        return;
+      }
     }
   };
-  team.forEach(bandCount, commitBand);
+  team->forEach(bandCount, commitBand);
   for (size_t b = 0; b < bandCount; ++b) {
     if (!failures[b].empty())
       return err(failures[b]);
@@ -773,19 +783,21 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
 
-  // More threads than processors would only spin. A parallel batch's
-  // cores do not see its messages until it commits: a core that one of
-  // them wakes runs in a later batch, which is exact only if the receive
-  // takes it past the batch's time (a core run in turn would otherwise
-  // find the message and send at that time, before the higher cores).
-  // Targets whose receives cost no cycles run in turn.
+  // More threads than processors would only spin. A batch run in pieces
+  // does not see its messages until it commits: a core that one of them
+  // wakes runs in a later batch, which is exact only if the receive takes
+  // it past the batch's time (a core run in turn would otherwise find the
+  // message and send at that time, before the higher cores). Targets
+  // whose receives cost no cycles run in turn.
   unsigned teamSize = std::min(
       threads, std::max(1u, hardware_concurrency().compute_thread_count()));
   std::optional<SpinTeam> team;
-  if (teamSize > 1 && timing.receiveCycles() > 0) {
+  deferSends = timing.receiveCycles() > 0;
+  if (teamSize > 1 && deferSends) {
     team.emplace(teamSize);
     network.cutIntoBands(int32_t(teamSize));
   }
+  bandedCommits = team.has_value();
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
   while (!ready.empty()) {
@@ -795,12 +807,14 @@ Error Scheduler::simulate() {
     // A batch is worth handing out only when it is large: a core's slice
     // of a batch is often a few instructions, less than a task's overhead.
     constexpr size_t kMinParallelBatch = 512;
-    if (team && batch.size() >= kMinParallelBatch) {
+    bool parallel = team && batch.size() >= kMinParallelBatch;
+    if (parallel || deferSends) {
       // A few pieces per thread, taken as threads come free.
-      size_t pieces = std::min<size_t>(2 * team->size(), batch.size());
+      size_t pieces =
+          parallel ? std::min<size_t>(2 * team->size(), batch.size()) : 1;
       size_t piece = (batch.size() + pieces - 1) / pieces;
       pieceLogs.resize(pieces);
-      team->forEach(pieces, [&](size_t k) {
+      auto runPiece = [&](size_t k) {
         PieceLog &log = pieceLogs[k];
         log.clear();
         size_t lo = k * piece, hi = std::min(batch.size(), lo + piece);
@@ -810,7 +824,11 @@ Error Scheduler::simulate() {
           runCore(batch[i], now, &log);
           retire(batch[i], log);
         }
-      });
+      };
+      if (parallel)
+        team->forEach(pieces, runPiece);
+      else
+        runPiece(0);
       // Then in (y, x) order: errors, op marks, the cores that go on, and
       // the sends (which may wake cores of this batch that blocked).
       for (const PieceLog &log : pieceLogs)
@@ -823,14 +841,12 @@ Error Scheduler::simulate() {
           ready.push(time, id);
         doneCores += log.done;
       }
-      if (Error e = commitBatch(*team))
+      if (Error e = commitBatch(parallel ? &*team : nullptr))
         return e;
       continue;
     }
     // One after another in (y, x) order, each send committed as it is
-    // issued. The sends still enter the network in (time, y, x) order, as
-    // in a parallel batch; a recv may now find a message of this batch
-    // instead of blocking until it comes, which changes no cycle.
+    // issued. The sends still enter the network in (time, y, x) order.
     for (size_t i = 0; i < batch.size(); ++i) {
       int32_t id = batch[i];
       if (i + kPrefetchAhead < batch.size())
@@ -860,12 +876,6 @@ void Scheduler::retire(int32_t id, PieceLog &log) {
   if (c.status == Status::Failed) {
     log.failed = id;
     return;
-  }
-  if (!c.outbox.empty()) {
-    log.senders.push_back({id, int64_t(c.outbox.size())});
-    log.rowBandSends &= c.rowBandSends;
-    log.columnBandSends &= c.columnBandSends;
-    c.rowBandSends = c.columnBandSends = true;
   }
   if (c.status == Status::Ready)
     log.ready.push_back({c.time, id});
