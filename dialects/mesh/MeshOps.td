@@ -130,7 +130,7 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
     /// length of both block-cyclic operands.
     static int64_t kBlocks(int64_t h, int64_t w);
     /// The local tiles every core multiplies on `grid`.
-    ::wafer::GemmTiling getTiling(GridAttr grid);
+    ::wafer::cost::GemmTiling getTiling(GridAttr grid);
   }];
 }
 

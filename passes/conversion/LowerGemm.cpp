@@ -44,7 +44,7 @@ LogicalResult ProgramLowering::lower(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  const GemmTiling &t = g.tiling;
+  const cost::GemmTiling &t = g.tiling;
   int64_t ring = t.blocks, mt = t.mt, kt = t.kt, nt = t.nt;
   RingShift shiftA{g.a, g.scratch.get(BufferRole::NextA),
                    g.channels.get(ChannelRole::ShiftA), w, t.aSlots, mt * kt,
@@ -106,7 +106,7 @@ LogicalResult ProgramLowering::lowerAllgather(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  const GemmTiling &t = g.tiling;
+  const cost::GemmTiling &t = g.tiling;
   int64_t ring = t.blocks, mt = t.mt, kt = t.kt, nt = t.nt;
   struct Gather {
     FlatSymbolRefAttr buffer, next, panel, channel;
@@ -181,7 +181,7 @@ LogicalResult ProgramLowering::lowerSumma(mesh::GemmOp op) {
   if (failed(plan))
     return failure();
   const GemmPlan &g = *plan;
-  const GemmTiling &t = g.tiling;
+  const cost::GemmTiling &t = g.tiling;
   int64_t mt = t.mt, kt = t.kt, nt = t.nt, ring = t.blocks;
   FlatSymbolRefAttr aPanel = g.scratch.get(BufferRole::PanelA),
                     bPanel = g.scratch.get(BufferRole::PanelB);

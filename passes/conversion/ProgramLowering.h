@@ -230,7 +230,7 @@ private:
   struct GemmPlan {
     OpChannels channels;
     FlatSymbolRefAttr a, b, c;
-    GemmTiling tiling;
+    cost::GemmTiling tiling;
     OpScratch scratch;
   };
   FailureOr<GemmPlan> planGemm(mesh::GemmOp op);

@@ -46,10 +46,6 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 /// The type a distributed tensor is stored, sent and computed in.
 rt::DType dtypeOf(mlir::Value v);
 
-using cost::messageCycles;
-using cost::ringShiftCycles;
-using cost::rowCycles;
-
 /// Cycles of message `message` of `use`'s allreduce (values of `dtype`).
 int64_t allreduceCycles(const AllreduceUse &use, unsigned message,
                         GridAttr grid, const rt::TimingModel &timing,

@@ -116,7 +116,7 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
   auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
   auto rowKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
                        int64_t groups) {
-    return rowCycles(timing, op, m, n, k, groups, dtype);
+    return cost::rowCycles(timing, op, m, n, k, groups, dtype);
   };
   ArrayRef<int64_t> key = shapeOf(getKey());
   int64_t out = localElements(getQuery(), grid);
@@ -138,7 +138,7 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     // The statistics are f32 (ScratchBuffer::elementType).
     return 2 * kernel(tile) + kernel(out) +
            timing.kernelCycles(3 * rows, rt::DType::F32) +
-           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, step,
+           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, step,
                            0, 0) +
            step +
            rowKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead, p.perRow,
@@ -156,7 +156,7 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     // The statistics are f32 (ScratchBuffer::elementType).
     return 2 * kernel(tile) + kernel(out) +
            timing.kernelCycles(2 * out / dim, rt::DType::F32) +
-           ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, flash,
+           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, flash,
                            0, 0) +
            flash +
            rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);

@@ -18,9 +18,9 @@ using namespace wafer::mesh::plans;
 
 int64_t GemmOp::kBlocks(int64_t h, int64_t w) { return std::lcm(h, w); }
 
-GemmTiling GemmOp::getTiling(GridAttr grid) {
+cost::GemmTiling GemmOp::getTiling(GridAttr grid) {
   int64_t h = grid.getHeight(), w = grid.getWidth();
-  GemmTiling tiling;
+  cost::GemmTiling tiling;
   tiling.blocks = kBlocks(h, w);
   tiling.aSlots = tiling.blocks / w;
   tiling.bSlots = tiling.blocks / h;
@@ -48,7 +48,7 @@ std::vector<ChannelFamily> GemmOp::getChannelFamilies(GridAttr grid,
 }
 
 std::vector<ScratchBuffer> GemmOp::getScratchBuffers(GridAttr grid) {
-  GemmTiling t = getTiling(grid);
+  cost::GemmTiling t = getTiling(grid);
   int64_t aBlock = saturatingMul(t.mt, t.kt),
           bBlock = saturatingMul(t.kt, t.nt);
   std::vector<ScratchBuffer> scratch;
@@ -81,7 +81,7 @@ std::vector<ScratchBuffer> GemmOp::getScratchBuffers(GridAttr grid) {
 int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                bool interleave) {
   int64_t h = grid.getHeight(), w = grid.getWidth();
-  GemmTiling t = getTiling(grid);
+  cost::GemmTiling t = getTiling(grid);
   rt::DType dtype = dtypeOf(getResult());
   auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
   int64_t multiply = kernel(t.mt * t.kt * t.nt);
@@ -96,7 +96,7 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
     int64_t aChunk = t.aSlots * aBlock, bChunk = t.bSlots * bBlock;
     cycles += kernel(aChunk) + kernel(bChunk);
     auto gather = [&](int64_t chunk, int64_t n) {
-      return ringShiftCycles(timing, n - 1, chunk, dtype, n, interleave, 0, 0,
+      return cost::ringShiftCycles(timing, n - 1, chunk, dtype, n, interleave, 0, 0,
                              kernel(chunk));
     };
     cycles += gather(aChunk, w) + gather(bChunk, h);

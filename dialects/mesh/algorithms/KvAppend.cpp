@@ -47,7 +47,7 @@ int64_t KvAppendOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t closed = copyToken + timing.sendIssueCycles() +
                    heads * (past / rows) * timing.kernelCycles(dim, dtype);
   int64_t arrival =
-      copyToken + messageCycles(timing, token, dtype, interleave ? 2 : 1);
+      copyToken + cost::messageCycles(timing, token, dtype, interleave ? 2 : 1);
   int64_t received = std::max(shifting > 1 ? closed : 0, arrival) +
                      timing.receiveCycles() + copyToken;
   return std::max(closed + copyToken, received);

@@ -23,6 +23,6 @@ int64_t RopeOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t dim = getInterleaved() ? 2 : getHeadDim();
   int64_t rowCount = localElements(getCos(), grid) / dim;
   int64_t heads = localElements(getInput(), grid) / (rowCount * dim);
-  return rowCycles(timing, rt::Opcode::Rope, rowCount, dim, heads, 1,
+  return cost::rowCycles(timing, rt::Opcode::Rope, rowCount, dim, heads, 1,
                    dtypeOf(getResult()));
 }

@@ -146,8 +146,6 @@ struct AllreduceUse {
   }
 };
 
-using cost::GemmTiling;
-
 /// Elements of the local tile every core holds of a distributed value.
 int64_t localElements(mlir::Value distributed, mesh::GridAttr grid);
 
