@@ -69,9 +69,9 @@ struct MarkRecord {
 enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
 /// A core's state. What most activations touch fills the first two cache
-/// lines (Scheduler::prefetchCore asks for them ahead), what a message
-/// that wakes the core touches the first; the rest is for loops and
-/// streams.
+/// lines (Scheduler::prefetchCore asks for them ahead); what a message
+/// that wakes the core reads (Scheduler::receiveStart) fills the first,
+/// whose miss is not prefetched. The rest is for loops and streams.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -81,15 +81,16 @@ struct alignas(64) Core {
   int32_t waitChannel = -1, waitColor = -1;
   /// Its role (Scheduler::roleOf, here to save a cache line per visit).
   int32_t role = -1;
-  /// The last op mark passed (-1: none yet), and instructions run.
+  /// The last op mark passed (-1: none yet).
   int32_t lastMark = -1;
+  /// Storage slots that sends are still reading, and until when.
+  SmallVector<std::pair<int32_t, int64_t>, 1> sending;
+  /// Instructions run.
   int64_t instructions = 0;
   /// Kernel cycles, words and messages since the last mark.
   int64_t compute = 0, words = 0, messages = 0;
   /// Over the whole run: kernel cycles, and cycles not spent waiting.
   int64_t computeTotal = 0, busyTotal = 0;
-  /// Storage slots that sends are still reading, and until when.
-  SmallVector<std::pair<int32_t, int64_t>, 1> sending;
   /// The enclosing loops, innermost last.
   struct Loop {
     int64_t count = 0, iteration = 0;
