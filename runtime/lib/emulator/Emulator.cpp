@@ -771,6 +771,7 @@ Error Scheduler::simulate() {
     return Error::success();
   }
   assignOnHugePages(cores, size_t(N), Core());
+  network.setReceiverState(cores.data(), sizeof(Core));
   for (int32_t id = 0; id < N; ++id) {
     cores[id].role = roleOf[id];
     cores[id].swapped = !swappedSlots[id].empty();

@@ -178,10 +178,19 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
         wordsOut[unsigned(d) - 1][h.core] += words;
         wordsIn[unsigned(opposite(d)) - 1][ny * W + nx] += words;
       }
+      // Its route, ports and mailbox (and, if the message ends there, the
+      // receiver's state) are read next: ask for them all at once rather
+      // than miss on one after another (6% of a timing run).
+      int64_t next = ny * W + nx;
+      __builtin_prefetch(&routeShapes[size_t(next) * numColors + o.color]);
+      __builtin_prefetch(&ports[next]);
+      __builtin_prefetch(&inboxes[next]);
+      if (receiverState)
+        __builtin_prefetch(receiverState + next * receiverStride);
       // The skipped cores' links carry only this pair's traffic, so the
       // first link's reservation stands for all of them.
-      work.push_back({int32_t(ny * W + nx), opposite(d),
-                      linkStart + timing.hopCycles() * hops});
+      work.push_back(
+          {int32_t(next), opposite(d), linkStart + timing.hopCycles() * hops});
     }
     if (outMask & dirBit(Dir::Ramp)) {
       int64_t rampInStart = std::max(h.time, hp.rampIn);

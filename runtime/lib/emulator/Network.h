@@ -145,6 +145,13 @@ public:
     return flags;
   }
 
+  /// Where the per-core state that inject's `delivered` callback reads
+  /// lies (`stride` bytes per core from `base`): inject asks for it with
+  /// the rest of a hop's state.
+  void setReceiverState(const void *base, size_t stride) {
+    receiverState = static_cast<const char *>(base);
+    receiverStride = stride;
+  }
   /// Asks for the core's mailbox and ports ahead of a run of the core.
   void prefetch(int32_t core) const {
     __builtin_prefetch(&inboxes[core]);
@@ -246,6 +253,9 @@ private:
   std::vector<Ports> ports;
   std::vector<Inbox> inboxes; // [core]
   int64_t messageSerial = 0;
+  /// setReceiverState's; none if null.
+  const char *receiverState = nullptr;
+  size_t receiverStride = 0;
   Tally tally;
   int32_t bandCount = 1;
   /// bands()'s answers, [core * numColors + color]; 0 until asked.
