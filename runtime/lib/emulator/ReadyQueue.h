@@ -41,9 +41,7 @@ public:
     int64_t time = first->first;
     batch.clear();
     batch.swap(first->second);
-    // The first bucket and many others are pushed in id order already.
-    if (!std::is_sorted(batch.begin(), batch.end()))
-      std::sort(batch.begin(), batch.end());
+    sortRuns(batch);
     spare.push_back(std::move(first->second));
     buckets.erase(first);
     if (last && lastTime == time)
@@ -56,6 +54,32 @@ public:
   }
 
 private:
+  /// Sorts `ids`, which the pushes leave as a few ascending runs (each
+  /// wave of messages wakes its receivers in id order): the runs are
+  /// merged, unless there are many.
+  static void sortRuns(std::vector<int32_t> &ids) {
+    constexpr size_t kMaxRuns = 8;
+    size_t starts[kMaxRuns + 1];
+    size_t runs = 0;
+    starts[runs++] = 0;
+    for (size_t i = 1; i < ids.size(); ++i) {
+      if (ids[i] >= ids[i - 1])
+        continue;
+      if (runs == kMaxRuns) {
+        std::sort(ids.begin(), ids.end());
+        return;
+      }
+      starts[runs++] = i;
+    }
+    starts[runs] = ids.size();
+    // Merge neighbouring runs until one is left.
+    for (size_t width = 1; width < runs; width *= 2)
+      for (size_t r = 0; r + width < runs; r += 2 * width)
+        std::inplace_merge(ids.begin() + starts[r],
+                           ids.begin() + starts[r + width],
+                           ids.begin() + starts[std::min(r + 2 * width, runs)]);
+  }
+
   std::map<int64_t, std::vector<int32_t>> buckets;
   /// Emptied buckets' storage, reused so that pushes rarely allocate.
   std::vector<std::vector<int32_t>> spare;

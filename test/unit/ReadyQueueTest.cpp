@@ -1,0 +1,58 @@
+//===- ReadyQueueTest.cpp - The emulator's event queue --------------------===//
+#include "ReadyQueue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+using namespace wafer::rt::emulator;
+
+namespace {
+
+/// Pushes `runs` ascending runs of random ids at one time (and a few at
+/// other times) and checks that the batch comes out as std::sort orders it.
+void checkRuns(unsigned runs, unsigned seed) {
+  std::mt19937 random(seed);
+  ReadyQueue queue;
+  std::vector<int32_t> expected;
+  for (unsigned r = 0; r < runs; ++r) {
+    std::vector<int32_t> run(1 + random() % 50);
+    for (int32_t &id : run)
+      id = int32_t(random() % 1000);
+    std::sort(run.begin(), run.end());
+    for (int32_t id : run) {
+      queue.push(7, id);
+      expected.push_back(id);
+    }
+    queue.push(9 + r, int32_t(r));
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<int32_t> batch;
+  ASSERT_EQ(queue.popEarliest(batch), 7);
+  EXPECT_EQ(batch, expected) << runs << " runs, seed " << seed;
+  for (unsigned r = 0; r < runs; ++r) {
+    ASSERT_EQ(queue.popEarliest(batch), int64_t(9 + r));
+    EXPECT_EQ(batch, std::vector<int32_t>{int32_t(r)});
+  }
+  EXPECT_TRUE(queue.empty());
+}
+
+TEST(ReadyQueueTest, BatchesComeOutInIdOrder) {
+  // One run, a few (merged), and more than the merge takes (sorted).
+  for (unsigned runs : {1u, 2u, 3u, 5u, 8u, 9u, 40u})
+    for (unsigned seed = 0; seed < 20; ++seed)
+      checkRuns(runs, seed);
+}
+
+TEST(ReadyQueueTest, EmptyAndSingleBatches) {
+  ReadyQueue queue;
+  EXPECT_TRUE(queue.empty());
+  std::vector<int32_t> batch{42};
+  queue.push(3, 5);
+  EXPECT_EQ(queue.popEarliest(batch), 3);
+  EXPECT_EQ(batch, std::vector<int32_t>{5});
+  EXPECT_TRUE(queue.empty());
+}
+
+} // namespace
