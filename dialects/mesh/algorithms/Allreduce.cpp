@@ -205,11 +205,12 @@ int64_t RmsNormOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   rt::DType dtype = dtypeOf(getResult());
   int64_t cols = localElements(getWeight(), grid);
   int64_t rowCount = localElements(getInput(), grid) / cols;
-  return cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1, dtype) +
+  return cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1,
+                         dtype) +
          allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
                          dtype) +
          cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
-                   shapeOf(getWeight())[0], 1, dtype);
+                         shapeOf(getWeight())[0], 1, dtype);
 }
 
 std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {

@@ -138,8 +138,8 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     // The statistics are f32 (ScratchBuffer::elementType).
     return 2 * kernel(tile) + kernel(out) +
            timing.kernelCycles(3 * rows, rt::DType::F32) +
-           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, step,
-                           0, 0) +
+           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
+                                 step, 0, 0) +
            step +
            rowKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead, p.perRow,
                      p.group);
@@ -156,8 +156,8 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
     // The statistics are f32 (ScratchBuffer::elementType).
     return 2 * kernel(tile) + kernel(out) +
            timing.kernelCycles(2 * out / dim, rt::DType::F32) +
-           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave, flash,
-                           0, 0) +
+           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
+                                 flash, 0, 0) +
            flash +
            rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
   }

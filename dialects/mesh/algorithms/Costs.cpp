@@ -32,8 +32,8 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
     // A copy of the sum, then n - 1 steps that pass it on and add.
     return timing.kernelCycles(values, dtype) +
-           cost::ringShiftCycles(timing, n - 1, values, dtype, n, interleave, 0, 0,
-                           combine);
+           cost::ringShiftCycles(timing, n - 1, values, dtype, n, interleave, 0,
+                                 0, combine);
   return cost::ktreeAllreduceCycles(
       n, allreduce.getTreeK(), values, rt::TimingModel::words(values, dtype),
       timing.macsPerCycle(dtype), timing.target(),

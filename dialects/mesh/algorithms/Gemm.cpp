@@ -96,8 +96,8 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
     int64_t aChunk = t.aSlots * aBlock, bChunk = t.bSlots * bBlock;
     cycles += kernel(aChunk) + kernel(bChunk);
     auto gather = [&](int64_t chunk, int64_t n) {
-      return cost::ringShiftCycles(timing, n - 1, chunk, dtype, n, interleave, 0, 0,
-                             kernel(chunk));
+      return cost::ringShiftCycles(timing, n - 1, chunk, dtype, n, interleave,
+                                   0, 0, kernel(chunk));
     };
     cycles += gather(aChunk, w) + gather(bChunk, h);
     return cycles + t.blocks * (kernel(aBlock) + kernel(bBlock) + multiply);

@@ -44,7 +44,7 @@ int64_t KvHandoffOp::estimateCycles(GridAttr grid,
       kept * heads * timing.kernelCycles(dim, dtype);
   if (rows > 1)
     cycles += timing.kernelCycles(tile, dtype) +
-              cost::ringShiftCycles(timing, rows - 1, tile, dtype, rows, interleave,
-                              0, 0, 0);
+              cost::ringShiftCycles(timing, rows - 1, tile, dtype, rows,
+                                    interleave, 0, 0, 0);
   return cycles;
 }

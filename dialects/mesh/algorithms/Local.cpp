@@ -24,5 +24,5 @@ int64_t RopeOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t rowCount = localElements(getCos(), grid) / dim;
   int64_t heads = localElements(getInput(), grid) / (rowCount * dim);
   return cost::rowCycles(timing, rt::Opcode::Rope, rowCount, dim, heads, 1,
-                   dtypeOf(getResult()));
+                         dtypeOf(getResult()));
 }

@@ -58,6 +58,6 @@ int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   if (extent > 1)
     cycles += timing.kernelCycles(tile, dtype) +
               cost::ringShiftCycles(timing, extent - 1, tile, dtype, extent,
-                              interleave, 0, 0, 0);
+                                    interleave, 0, 0, 0);
   return cycles;
 }
