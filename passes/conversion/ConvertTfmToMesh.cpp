@@ -40,7 +40,7 @@ static bool hasPrefillHeadsChoice(func::FuncOp main, int64_t width) {
 }
 
 /// One way to plan @main, judged by the cost model: the sum of its mesh
-/// ops' estimates and whether its buffers fit the SRAM.
+/// ops' estimates and whether its routes and buffers fit the target.
 struct CandidatePlan {
   bool planned = false, fits = false, hasGemm = false;
   int64_t cycles = 0;

@@ -10,16 +10,19 @@ using namespace wafer::rt::emulator;
 
 namespace {
 
-/// Pushes `runs` ascending runs of random ids at one time (and a few at
-/// other times) and checks that the batch comes out as std::sort orders it.
+/// Pushes `runs` ascending runs of random ids at one time, each run's ids
+/// below the previous run's (so that there are exactly `runs` runs), and
+/// one id at each of some other times; checks that the batch comes out as
+/// std::sort orders it.
 void checkRuns(unsigned runs, unsigned seed) {
   std::mt19937 random(seed);
   ReadyQueue queue;
   std::vector<int32_t> expected;
   for (unsigned r = 0; r < runs; ++r) {
     std::vector<int32_t> run(1 + random() % 50);
+    int32_t below = int32_t(runs - r) * 100;
     for (int32_t &id : run)
-      id = int32_t(random() % 1000);
+      id = below + int32_t(random() % 100);
     std::sort(run.begin(), run.end());
     for (int32_t id : run) {
       queue.push(7, id);
