@@ -183,8 +183,7 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
       // rather than miss on one after another (6% of a timing run).
       int64_t next = ny * W + nx;
       __builtin_prefetch(&routeShapes[size_t(next) * numColors + o.color]);
-      __builtin_prefetch(&ports[next]);
-      __builtin_prefetch(&inboxes[next]);
+      prefetch(int32_t(next));
       if (receiverState)
         __builtin_prefetch(receiverState + next * receiverStride);
       // The skipped cores' links carry only this pair's traffic, so the
