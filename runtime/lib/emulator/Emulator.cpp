@@ -68,10 +68,11 @@ struct MarkRecord {
 /// Failed: the core stopped with an error (Scheduler::errors).
 enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 
-/// A core's state. What most activations touch fills the first two cache
-/// lines (Scheduler::prefetchCore asks for them ahead); what a message
-/// that wakes the core reads (Scheduler::receiveStart) fills the first,
-/// whose miss is not prefetched. The rest is for loops and streams.
+/// A core's state, three cache lines that Scheduler::prefetchCore asks for
+/// ahead of the core's run. What a message that wakes the core reads
+/// (Scheduler::receiveStart) fills the first, which the message's hop
+/// prefetches (Network::setReceiverState); the third holds the loops and
+/// the stream's end (unfetched, it was a miss on every streamed kernel).
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -175,6 +176,7 @@ private:
     const char *c = reinterpret_cast<const char *>(&cores[id]);
     __builtin_prefetch(c);
     __builtin_prefetch(c + 64);
+    __builtin_prefetch(c + 128);
     network.prefetch(id);
   }
   /// Commits the sends of a batch's pieces, in (y, x) order: band by band
