@@ -50,28 +50,6 @@ kernels::RowArgs rowArgs(const Program &p, const Op &op,
   return args;
 }
 
-/// The work of a kernel in operations, which its cycles are priced from;
-/// it depends on sizes and expression values only, never on data.
-int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values) {
-  switch (op.kind) {
-  case Step::Gemm:
-    return op.m * op.k * op.n;
-  case Step::Gemv:
-    return op.k * op.n;
-  case Step::Add:
-  case Step::Mul:
-  case Step::Max:
-  case Step::Swiglu:
-  case Step::Zero:
-  case Step::Rotate:
-    return p.buffers[op.out].elements;
-  case Step::Copy:
-    return op.n;
-  default:
-    return kernels::rowKernelCounts(op.opcode, rowArgs(p, op, values)).work;
-  }
-}
-
 /// A kernel's operands as floats: f32 slots where they lie, f16 slots
 /// converted into per-thread scratch (one copy per slot, so an operand that
 /// is also the result stays one array). finish() stores the result back,
@@ -305,6 +283,26 @@ private:
 };
 
 } // namespace
+
+int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values) {
+  switch (op.kind) {
+  case Step::Gemm:
+    return op.m * op.k * op.n;
+  case Step::Gemv:
+    return op.k * op.n;
+  case Step::Add:
+  case Step::Mul:
+  case Step::Max:
+  case Step::Swiglu:
+  case Step::Zero:
+  case Step::Rotate:
+    return p.buffers[op.out].elements;
+  case Step::Copy:
+    return op.n;
+  default:
+    return kernels::rowKernelCounts(op.opcode, rowArgs(p, op, values)).work;
+  }
+}
 
 std::unique_ptr<DataPath> makeFunctionalDataPath(const Program &program) {
   return std::make_unique<FunctionalDataPath>(program);

@@ -61,6 +61,11 @@ public:
   virtual std::byte *storage(int32_t core, int32_t slot) = 0;
 };
 
+/// The work of a kernel in operations, which its cycles are priced from
+/// and DataPath::kernel returns; it depends on sizes and expression values
+/// only, never on data.
+int64_t kernelWork(const Program &p, const Op &op, const KernelValues &values);
+
 /// Values of `dtype` in storage to floats, and floats to storage (f16:
 /// rounded to nearest even).
 void loadValues(DType dtype, const std::byte *from, float *to, int64_t count);

@@ -68,7 +68,26 @@ struct Op {
   /// receive's handling is done, and the core is busy until the stream has
   /// passed (Scheduler::step).
   bool streamed = false;
+  /// A kernel without expressions: its cycles on the run's target, which
+  /// the op alone fixes (set by the scheduler); -1 for every other op.
+  int64_t fixedCycles = -1;
 };
+
+/// Whether a step runs a kernel on the data path (DataPath::kernel).
+inline bool isKernel(Step kind) {
+  switch (kind) {
+  case Step::Swap:
+  case Step::Send:
+  case Step::Recv:
+  case Step::LoopBegin:
+  case Step::LoopEnd:
+  case Step::Branch:
+  case Step::Mark:
+    return false;
+  default:
+    return true;
+  }
+}
 
 /// Appends the flat code of `body` to `code`, its expressions to `exprs`.
 /// The program must have passed validateProgram (expressions parse).
