@@ -71,8 +71,9 @@ enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 /// A core's state, three cache lines that Scheduler::prefetchCore asks for
 /// ahead of the core's run. What a message that wakes the core reads
 /// (Scheduler::receiveStart) fills the first, which the message's hop
-/// prefetches (Network::setReceiverState); the third holds the loops and
-/// the stream's end (unfetched, it was a miss on every streamed kernel).
+/// prefetches (Network::setReceiverState); the third holds the loops, the
+/// stream's end (unfetched, it was a miss on every streamed kernel) and
+/// the bands of its sends.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -100,7 +101,12 @@ struct alignas(64) Core {
   /// The end of a CombineRelay's stream: the core is busy until the last
   /// word it forwards has left.
   int64_t streamEnd = 0;
+  /// Network::bands for its sends' colors below 64, bit c for color c:
+  /// worked out at its first send on the color, in a banded run.
+  uint64_t bandsKnown = 0, rowBandColors = 0, columnBandColors = 0;
 };
+static_assert(sizeof(Core) == 3 * 64, "Scheduler::prefetchCore asks for "
+                                      "three cache lines");
 
 /// A traced core's spans since the last mark (their op is the next mark's),
 /// and the finished ones.
@@ -178,6 +184,24 @@ private:
     __builtin_prefetch(c + 64);
     __builtin_prefetch(c + 128);
     network.prefetch(id);
+  }
+  /// Network::bands for a send of core `id` on `color`, kept in the core's
+  /// state (a table of them beside it was a cache miss at every send: 10%
+  /// of a full-wafer run on two threads).
+  uint8_t sendBands(Core &c, int32_t id, int32_t color) const {
+    if (color >= 64)
+      return network.bands(id, color);
+    uint64_t bit = uint64_t(1) << color;
+    if (!(c.bandsKnown & bit)) {
+      uint8_t flags = network.bands(id, color);
+      c.bandsKnown |= bit;
+      if (flags & Network::InRowBand)
+        c.rowBandColors |= bit;
+      if (flags & Network::InColumnBand)
+        c.columnBandColors |= bit;
+    }
+    return (c.rowBandColors & bit ? Network::InRowBand : 0) |
+           (c.columnBandColors & bit ? Network::InColumnBand : 0);
   }
   /// Commits the sends of a batch's pieces, in (y, x) order: band by band
   /// on the team's threads where it can.
@@ -572,7 +596,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
                 network.leavesRamp(id, queued, message.time, message.words));
     if (piece) {
       if (bandedCommits) {
-        uint8_t bands = network.bands(id, message.color);
+        uint8_t bands = sendBands(c, id, message.color);
         piece->rowBandSends &= (bands & Network::InRowBand) != 0;
         piece->columnBandSends &= (bands & Network::InColumnBand) != 0;
       }

@@ -237,17 +237,17 @@ void Network::tabulateChannelColors() {
     }
 }
 
-uint8_t Network::walkBands(int32_t src, int32_t color) const {
-  // inject's walk without its reservations, touching nothing shared.
+uint8_t Network::bands(int32_t src, int32_t color) const {
+  // inject's walk without its reservations.
   SmallDenseSet<int32_t, 16> visited;
   int32_t row = rowBand(src / W), column = columnBand(src % W);
-  uint8_t flags = Known | InRowBand | InColumnBand;
+  uint8_t flags = InRowBand | InColumnBand;
   SmallVector<std::pair<int32_t, Dir>, 8> work{{src, Dir::Ramp}};
   while (!work.empty()) {
     auto [core, from] = work.pop_back_val();
     const Route *r = routeAt(core, color);
     if (!r || r->in != from || !visited.insert(core).second)
-      return Known;
+      return 0;
     int64_t x = core % W, y = core / W;
     if (rowBand(y) != row)
       flags &= ~InRowBand;
@@ -258,7 +258,7 @@ uint8_t Network::walkBands(int32_t src, int32_t color) const {
         continue;
       auto [nx, ny] = towards(x, y, d);
       if (!inGrid(nx, ny))
-        return Known;
+        return 0;
       work.push_back({int32_t(ny * W + nx), opposite(d)});
     }
   }

@@ -126,24 +126,15 @@ public:
   /// Bands: the grid cut into `bands` bands of rows, or of columns. A
   /// batch's sends whose messages all stay in their senders' bands can be
   /// injected band by band at once: they cross no common core.
-  void cutIntoBands(int32_t bands) {
-    bandCount = bands;
-    bandFlags.assign(size_t(N * numColors), 0);
-  }
+  void cutIntoBands(int32_t bands) { bandCount = bands; }
   int32_t rowBand(int64_t y) const { return int32_t(y * bandCount / H); }
   int32_t columnBand(int64_t x) const { return int32_t(x * bandCount / W); }
   /// Whether the core's messages on the color stay in its band of rows
   /// (InRowBand) or of columns (InColumnBand); neither when one would go
-  /// astray (inject reports how). Worked out once per core and color (after
-  /// cutIntoBands): routes do not change. Threads may ask at once about
-  /// different cores.
-  enum BandFlags : uint8_t { Known = 1, InRowBand = 2, InColumnBand = 4 };
-  uint8_t bands(int32_t src, int32_t color) {
-    uint8_t &flags = bandFlags[size_t(src) * numColors + color];
-    if (!(flags & Known))
-      flags = walkBands(src, color);
-    return flags;
-  }
+  /// astray (inject reports how). A walk of the route that touches nothing
+  /// shared: routes do not change, so callers keep the answer.
+  enum BandFlags : uint8_t { InRowBand = 1, InColumnBand = 2 };
+  uint8_t bands(int32_t src, int32_t color) const;
 
   /// Where the per-core state that inject's `delivered` callback reads
   /// lies (`stride` bytes per core from `base`): inject asks for it with
@@ -258,9 +249,6 @@ private:
   size_t receiverStride = 0;
   Tally tally;
   int32_t bandCount = 1;
-  /// bands()'s answers, [core * numColors + color]; 0 until asked.
-  std::vector<uint8_t> bandFlags;
-  uint8_t walkBands(int32_t src, int32_t color) const;
   std::vector<int64_t> wordsOut[4], wordsIn[4];
 };
 
