@@ -14,15 +14,16 @@ namespace {
 /// below the previous run's (so that there are exactly `runs` runs), and
 /// one id at each of some other times; checks that the batch comes out as
 /// std::sort orders it.
-void checkRuns(unsigned runs, unsigned seed) {
+void checkRuns(unsigned runs, unsigned seed, unsigned runLength = 50,
+               int32_t spread = 100) {
   std::mt19937 random(seed);
   ReadyQueue queue;
   std::vector<int32_t> expected;
   for (unsigned r = 0; r < runs; ++r) {
-    std::vector<int32_t> run(1 + random() % 50);
-    int32_t below = int32_t(runs - r) * 100;
+    std::vector<int32_t> run(1 + random() % runLength);
+    int32_t below = int32_t(runs - r) * spread;
     for (int32_t &id : run)
-      id = below + int32_t(random() % 100);
+      id = below + int32_t(random() % spread);
     std::sort(run.begin(), run.end());
     for (int32_t id : run) {
       queue.push(7, id);
@@ -46,6 +47,13 @@ TEST(ReadyQueueTest, BatchesComeOutInIdOrder) {
   for (unsigned runs : {1u, 2u, 3u, 5u, 8u, 9u, 40u})
     for (unsigned seed = 0; seed < 20; ++seed)
       checkRuns(runs, seed);
+}
+
+TEST(ReadyQueueTest, LargeBatchesOfManyRunsComeOutInIdOrder) {
+  // Sorted by bytes: ids of one to four bytes (a full wafer's are three).
+  for (int32_t spread : {10, 1000, 20000, 1 << 22})
+    for (unsigned seed = 0; seed < 5; ++seed)
+      checkRuns(40, seed, 200, spread);
 }
 
 TEST(ReadyQueueTest, EmptyAndSingleBatches) {

@@ -57,7 +57,7 @@ private:
   /// Sorts `ids`, which the pushes leave as a few ascending runs (each
   /// wave of messages wakes its receivers in id order): the runs are
   /// merged, unless there are many.
-  static void sortRuns(std::vector<int32_t> &ids) {
+  void sortRuns(std::vector<int32_t> &ids) {
     constexpr size_t kMaxRuns = 8;
     size_t starts[kMaxRuns + 1];
     size_t runs = 0;
@@ -66,7 +66,7 @@ private:
       if (ids[i] >= ids[i - 1])
         continue;
       if (runs == kMaxRuns) {
-        std::sort(ids.begin(), ids.end());
+        sortMany(ids);
         return;
       }
       starts[runs++] = i;
@@ -80,7 +80,32 @@ private:
                            ids.begin() + starts[std::min(r + 2 * width, runs)]);
   }
 
+  /// Sorts ids (never negative) in any order: a large batch by their
+  /// bytes, lowest first, in a few linear passes (a comparison sort took
+  /// 4% of a full-wafer timing run, mostly in mispredicted branches).
+  void sortMany(std::vector<int32_t> &ids) {
+    constexpr size_t kMinRadix = 256;
+    if (ids.size() < kMinRadix) {
+      std::sort(ids.begin(), ids.end());
+      return;
+    }
+    int32_t largest = *std::max_element(ids.begin(), ids.end());
+    scratch.resize(ids.size());
+    for (unsigned shift = 0; shift < 31 && (largest >> shift) > 0; shift += 8) {
+      size_t starts[257] = {};
+      for (int32_t id : ids)
+        ++starts[((id >> shift) & 0xff) + 1];
+      for (size_t d = 1; d < 257; ++d)
+        starts[d] += starts[d - 1];
+      for (int32_t id : ids)
+        scratch[starts[(id >> shift) & 0xff]++] = id;
+      ids.swap(scratch);
+    }
+  }
+
   std::map<int64_t, std::vector<int32_t>> buckets;
+  /// sortMany's second array.
+  std::vector<int32_t> scratch;
   /// Emptied buckets' storage, reused so that pushes rarely allocate.
   std::vector<std::vector<int32_t>> spare;
   /// The bucket pushed to last (map nodes stay put until erased).
