@@ -718,49 +718,49 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
 }
 
 Error Scheduler::commitBatch(SpinTeam *team) {
-  // The batch's sends in (y, x) order: the pieces' in piece order.
-  struct BatchSend {
-    int32_t core;
-    const Outgoing *message;
-  };
-  std::vector<BatchSend> sends;
   // When every message of the batch stays in its sender's band, the bands'
   // commits touch no common core, and each band's in (y, x) order is the
   // serial order as far as its cores can tell.
+  size_t sendCount = 0;
   bool byRows = true, byColumns = true;
   for (const PieceLog &log : pieceLogs) {
-    for (size_t i = 0; i < log.sends.size(); ++i)
-      sends.push_back({log.senders[i], &log.sends[i]});
+    sendCount += log.sends.size();
     byRows &= log.rowBandSends;
     byColumns &= log.columnBandSends;
   }
   constexpr size_t kMinParallelSends = 16;
-  if (!team || (!byRows && !byColumns) || sends.size() < kMinParallelSends) {
-    for (const BatchSend &send : sends)
-      if (Error e = commitSend(send.core, *send.message))
-        return e;
+  if (!team || (!byRows && !byColumns) || sendCount < kMinParallelSends) {
+    // In (y, x) order: the pieces' sends in piece order.
+    for (const PieceLog &log : pieceLogs)
+      for (size_t i = 0; i < log.sends.size(); ++i)
+        if (Error e = commitSend(log.senders[i], log.sends[i]))
+          return e;
     return Error::success();
   }
+  int64_t firstSerial = network.reserveSerials(int64_t(sendCount));
   size_t bandCount = team->size();
-  std::vector<std::vector<size_t>> sendsByBand(bandCount);
-  for (size_t i = 0; i < sends.size(); ++i) {
-    int32_t core = sends[i].core;
-    sendsByBand[byRows ? network.rowBand(core / W)
-                       : network.columnBand(core % W)]
-        .push_back(i);
-  }
-  int64_t firstSerial = network.reserveSerials(int64_t(sends.size()));
   std::vector<CommitBand> bands(bandCount);
   std::vector<std::string> failures(bandCount);
+  // Each band's thread goes through all the sends for its own, numbering
+  // them as the serial order does.
   auto commitBand = [&](size_t b) {
     CommitBand &band = bands[b];
-    for (size_t i : sendsByBand[b]) {
-      band.serial = firstSerial + int64_t(i);
-      if (Error e = commitSend(sends[i].core, *sends[i].message, &band)) {
-        failures[b] = toString(std::move(e));
-        return;
+    int64_t rowsFrom = network.firstRowOfBand(int32_t(b)) * W,
+            rowsTo = network.firstRowOfBand(int32_t(b) + 1) * W;
+    int64_t serial = firstSerial;
+    for (const PieceLog &log : pieceLogs)
+      for (size_t i = 0; i < log.sends.size(); ++i, ++serial) {
+        int32_t core = log.senders[i];
+        bool own = byRows ? core >= rowsFrom && core < rowsTo
+                          : network.columnBand(core % W) == int32_t(b);
+        if (!own)
+          continue;
+        band.serial = serial;
+        if (Error e = commitSend(core, log.sends[i], &band)) {
+          failures[b] = toString(std::move(e));
+          return;
+        }
       }
-    }
   };
   team->forEach(bandCount, commitBand);
   for (size_t b = 0; b < bandCount; ++b) {

@@ -128,6 +128,10 @@ public:
   /// injected band by band at once: they cross no common core.
   void cutIntoBands(int32_t bands) { bandCount = bands; }
   int32_t rowBand(int64_t y) const { return int32_t(y * bandCount / H); }
+  /// The first row y with rowBand(y) >= band.
+  int64_t firstRowOfBand(int32_t band) const {
+    return (int64_t(band) * H + bandCount - 1) / bandCount;
+  }
   int32_t columnBand(int64_t x) const { return int32_t(x * bandCount / W); }
   /// Whether the core's messages on the color stay in its band of rows
   /// (InRowBand) or of columns (InColumnBand); neither when one would go
