@@ -188,6 +188,12 @@ static cl::opt<int64_t> maxInstructionsOption(
     "max-instructions",
     cl::desc("End the run with an error when a core runs more instructions"),
     cl::init(rt::EmulatorOptions().maxInstructions), cl::sub(runCommand), cl::sub(benchCommand), cl::sub(generateCommand));
+static cl::opt<bool> commitInTurnOption(
+    "commit-in-turn",
+    cl::desc("Run each batch's cores one after another on one thread, each "
+             "send committed as it is issued (the reference for the "
+             "default's batches in pieces; for tests)"),
+    cl::Hidden, cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads",
     cl::desc("Host threads (default: one per hardware thread; results do "
@@ -677,6 +683,7 @@ static int run() {
   emulatorOptions.detail = statsDetail;
   emulatorOptions.maxCycles = maxCyclesOption;
   emulatorOptions.maxInstructions = maxInstructionsOption;
+  emulatorOptions.commitInTurn = commitInTurnOption;
   Expected<rt::RunResult> result =
       rt::runProgram(*program, inputs, emulatorOptions);
   if (!result)

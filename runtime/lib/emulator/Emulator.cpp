@@ -124,9 +124,9 @@ public:
       : p(p), timing(p.target), W(p.gridWidth), H(p.gridHeight), N(W * H),
         threads(std::clamp(options.threads, 1u, kMaxEmulatorThreads)),
         mode(options.mode), maxCycles(options.maxCycles),
-        maxInstructions(options.maxInstructions),
-        tracing(options.trace), detail(options.detail),
-        progressShown(options.progress), network(p, timing),
+        maxInstructions(options.maxInstructions), tracing(options.trace),
+        detail(options.detail), progressShown(options.progress),
+        commitInTurn(options.commitInTurn), network(p, timing),
         data(mode == EmulatorMode::Functional ? makeFunctionalDataPath(p)
                                               : makeTimingDataPath(p)) {}
 
@@ -334,7 +334,7 @@ private:
   /// The analytic mode's total: the sum of the ops' estimates.
   int64_t analyticCycles = 0;
   const int64_t maxCycles, maxInstructions;
-  const bool tracing, detail, progressShown;
+  const bool tracing, detail, progressShown, commitInTurn;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -830,7 +830,7 @@ Error Scheduler::simulate() {
   // Batches run in pieces, their sends committed after all their cores
   // ran, wherever that is exact: 3% faster than committing each send as
   // it is issued, on one thread too.
-  bool deferSends = timing.receiveCycles() > 0;
+  bool deferSends = timing.receiveCycles() > 0 && !commitInTurn;
   if (teamSize > 1 && deferSends) {
     team.emplace(teamSize);
     network.cutIntoBands(int32_t(teamSize));

@@ -43,6 +43,11 @@ struct EmulatorOptions {
   /// the op: a core's time in cycles, and the instructions one core runs.
   int64_t maxCycles = int64_t(1) << 40;
   int64_t maxInstructions = int64_t(1) << 27;
+  /// Runs each batch's cores one after another, committing each send as
+  /// it is issued, on one thread: the reference that running batches in
+  /// pieces and committing their sends after them (the default wherever
+  /// that is exact) must match, for tests.
+  bool commitInTurn = false;
 };
 
 /// Host threads beyond this are not used (and a larger request is no error).
