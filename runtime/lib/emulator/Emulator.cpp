@@ -204,7 +204,7 @@ private:
            (c.columnBandColors & bit ? Network::InColumnBand : 0);
   }
   /// Commits the sends of a batch's pieces, in (y, x) order: band by band
-  /// on the team's threads where it can.
+  /// on the team's threads where it can, band b on member b.
   Error commitBatch(SpinTeam *team);
   /// Whether a batch's sends may be committed band by band (a run on
   /// several threads).
@@ -244,6 +244,8 @@ private:
   /// The same in a batch run in pieces, into the piece's log.
   void retire(int32_t id, PieceLog &log);
   std::vector<PieceLog> pieceLogs;
+  /// Piece k of a batch is its cores from pieceBounds[k] to [k + 1].
+  std::vector<size_t> pieceBounds;
   void addMark(const MarkRecord &m) {
     OpTotals &o = opTotals[m.op];
     o.end = std::max(o.end, m.time);
@@ -848,15 +850,33 @@ Error Scheduler::simulate() {
     constexpr size_t kMinParallelBatch = 64;
     bool parallel = team && batch.size() >= kMinParallelBatch;
     if (deferSends) {
-      // A few pieces per thread, taken as threads come free.
-      size_t pieces =
-          parallel ? std::min<size_t>(2 * team->size(), batch.size()) : 1;
-      size_t piece = (batch.size() + pieces - 1) / pieces;
+      // Two pieces per band of rows, in (y, x) order: the team member that
+      // commits a band's sends (SpinTeam's own share) runs its cores
+      // first, so their state stays in that member's cache; a member
+      // whose band has few cores then takes pieces of the others'.
+      pieceBounds.assign(1, 0);
+      if (parallel) {
+        constexpr size_t kPiecesPerBand = 2;
+        size_t lo = 0;
+        for (int32_t band = 0; band < int32_t(team->size()); ++band) {
+          size_t hi =
+              std::partition_point(
+                  batch.begin() + lo, batch.end(),
+                  [&](int32_t id) { return network.rowBand(id / W) <= band; }) -
+              batch.begin();
+          for (size_t k = 1; k <= kPiecesPerBand; ++k)
+            pieceBounds.push_back(lo + (hi - lo) * k / kPiecesPerBand);
+          lo = hi;
+        }
+      } else {
+        pieceBounds.push_back(batch.size());
+      }
+      size_t pieces = pieceBounds.size() - 1;
       pieceLogs.resize(pieces);
       auto runPiece = [&](size_t k) {
         PieceLog &log = pieceLogs[k];
         log.clear();
-        size_t lo = k * piece, hi = std::min(batch.size(), lo + piece);
+        size_t lo = pieceBounds[k], hi = pieceBounds[k + 1];
         for (size_t i = lo; i < hi && log.failed < 0; ++i) {
           if (i + kPrefetchAhead < hi)
             prefetchCore(batch[i + kPrefetchAhead]);
