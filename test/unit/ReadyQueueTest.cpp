@@ -50,7 +50,7 @@ TEST(ReadyQueueTest, BatchesComeOutInIdOrder) {
 }
 
 TEST(ReadyQueueTest, LargeBatchesOfManyRunsComeOutInIdOrder) {
-  // Sorted by bytes: ids of one to four bytes (a full wafer's are three).
+  // Sorted by bytes: ids of two to four bytes (a full wafer's are three).
   for (int32_t spread : {10, 1000, 20000, 1 << 22})
     for (unsigned seed = 0; seed < 5; ++seed)
       checkRuns(40, seed, 200, spread);

@@ -13,7 +13,8 @@
 // keeps its cores' sends, in (y, x) order, until all its cores ran, then
 // commits them (on several threads, band by band at once where their
 // messages stay in the senders' bands); on a target whose receives take no
-// cycles, a batch commits each send as its core issues it. Only commits
+// cycles (or with EmulatorOptions::commitInTurn), a batch commits each send
+// as its core issues it. Only commits
 // touch shared state, so results and cycle counts do not depend on the
 // number of host threads.
 //
@@ -71,9 +72,9 @@ enum class Status : uint8_t { Ready, Blocked, Done, Failed };
 /// A core's state, three cache lines that Scheduler::prefetchCore asks for
 /// ahead of the core's run. What a message that wakes the core reads
 /// (Scheduler::receiveStart) fills the first, which the message's hop
-/// prefetches (Network::setReceiverState); the third holds the loops, the
-/// stream's end (unfetched, it was a miss on every streamed kernel) and
-/// the bands of its sends.
+/// prefetches (Network::setReceiverState); the third holds the loops'
+/// entries, the stream's end (unfetched, it was a miss on every streamed
+/// kernel) and the bands of its sends.
 struct alignas(64) Core {
   int64_t time = 0;
   uint32_t pc = 0;
@@ -204,7 +205,8 @@ private:
            (c.columnBandColors & bit ? Network::InColumnBand : 0);
   }
   /// Commits the sends of a batch's pieces, in (y, x) order: band by band
-  /// on the team's threads where it can, band b on member b.
+  /// on the team's threads where it can (band b first offered to member
+  /// b).
   Error commitBatch(SpinTeam *team);
   /// Whether a batch's sends may be committed band by band (a run on
   /// several threads).
@@ -744,7 +746,8 @@ Error Scheduler::commitBatch(SpinTeam *team) {
   std::vector<CommitBand> bands(bandCount);
   std::vector<std::string> failures(bandCount);
   // Each band's thread goes through all the sends for its own, numbering
-  // them as the serial order does.
+  // them as the serial order does (a scan per band, cheap for the few
+  // threads a machine has).
   auto commitBand = [&](size_t b) {
     CommitBand &band = bands[b];
     int64_t rowsFrom = network.firstRowOfBand(int32_t(b)) * W,
@@ -851,9 +854,10 @@ Error Scheduler::simulate() {
     bool parallel = team && batch.size() >= kMinParallelBatch;
     if (deferSends) {
       // Two pieces per band of rows, in (y, x) order: the team member that
-      // commits a band's sends (SpinTeam's own share) runs its cores
-      // first, so their state stays in that member's cache; a member
-      // whose band has few cores then takes pieces of the others'.
+      // commits a band's sends when they commit by rows (SpinTeam's own
+      // share) runs its cores first, so their state stays in that
+      // member's cache; a member whose band has few cores then takes
+      // pieces of the others'.
       pieceBounds.assign(1, 0);
       if (parallel) {
         constexpr size_t kPiecesPerBand = 2;
@@ -1047,7 +1051,8 @@ Error Scheduler::setup() {
   for (const Role &role : p.roles) {
     code.emplace_back();
     compileBody(role.body, code.back(), exprs);
-    // Priced once here instead of at every core's every run of the op.
+    // Priced once here instead of at every core's every run of the op (in
+    // the timing mode; the functional one runs the kernel anyway).
     for (Op &op : code.back())
       if (isKernel(op.kind) && op.expr < 0 && op.expr2 < 0)
         op.fixedCycles =

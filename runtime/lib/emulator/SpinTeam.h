@@ -7,8 +7,9 @@
 // sleep only once a wait grows long (a serial stretch of the run, or
 // other programs wanting the processors). Each member first takes its own
 // share of the pieces, the same share at every call (the scheduler hands
-// it the same band of the grid every time, whose state then stays in its
-// cache: 15% faster on two threads than pieces taken as they come), then
+// it the same band of rows, to run and mostly to commit, whose state then
+// stays in its cache: 15% faster on two threads than pieces taken as they
+// come), then
 // any piece still untaken, so a member the system holds back does not
 // hold up the pieces: the others take its share (each member still checks
 // in before the work is done).
