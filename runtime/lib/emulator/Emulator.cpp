@@ -14,9 +14,8 @@
 // commits them (on several threads, band by band at once where their
 // messages stay in the senders' bands); on a target whose receives take no
 // cycles (or with EmulatorOptions::commitInTurn), a batch commits each send
-// as its core issues it. Only commits
-// touch shared state, so results and cycle counts do not depend on the
-// number of host threads.
+// as its core issues it. Only commits touch shared state, so results and
+// cycle counts do not depend on the number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
 // per-instruction step(), the event loop that batches it and the session
@@ -187,8 +186,8 @@ private:
     network.prefetch(id);
   }
   /// Network::bands for a send of core `id` on `color`, kept in the core's
-  /// state (a table of them beside it was a cache miss at every send: 10%
-  /// of a full-wafer run on two threads).
+  /// state (a table of them beside it was a cache miss at every send: a
+  /// two-thread full-wafer run was 17% slower with it).
   uint8_t sendBands(Core &c, int32_t id, int32_t color) const {
     if (color >= 64)
       return network.bands(id, color);
