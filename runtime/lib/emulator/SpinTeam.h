@@ -9,10 +9,9 @@
 // share of the pieces, the same share at every call (the scheduler hands
 // it the same band of rows, to run and mostly to commit, whose state then
 // stays in its cache: 15% faster on two threads than pieces taken as they
-// come), then
-// any piece still untaken, so a member the system holds back does not
-// hold up the pieces: the others take its share (each member still checks
-// in before the work is done).
+// come), then any piece still untaken, so a member the system holds back
+// does not hold up the pieces: the others take its share (each member
+// still checks in before the work is done).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_SPINTEAM_H
