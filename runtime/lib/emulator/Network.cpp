@@ -203,6 +203,25 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
   return Error::success();
 }
 
+void Network::prefetchFirstHops(int32_t src, int32_t color) const {
+  uint8_t shape = routeShapes[size_t(src) * numColors + color];
+  if (shape == kNoShape)
+    return;
+  int64_t x = src % W, y = src / W;
+  for (Dir d : {Dir::North, Dir::East, Dir::South, Dir::West}) {
+    if (!(shapeOut(shape) & dirBit(d)))
+      continue;
+    auto [nx, ny] = towards(x, y, d);
+    if (!inGrid(nx, ny))
+      continue;
+    int64_t next = ny * W + nx;
+    __builtin_prefetch(&routeShapes[size_t(next) * numColors + color]);
+    prefetch(int32_t(next));
+    if (receiverState)
+      __builtin_prefetch(receiverState + next * receiverStride);
+  }
+}
+
 void Network::tabulateChannelColors() {
   sendColors.assign(p.channels.size(), AxisColors());
   recvColors.assign(p.channels.size(), AxisColors());

@@ -152,6 +152,15 @@ public:
     __builtin_prefetch(&inboxes[core]);
     __builtin_prefetch(&ports[core]);
   }
+  /// Asks for what injecting a message from the core on the color reads
+  /// at its sender, well ahead of its injection...
+  void prefetchSend(int32_t src, int32_t color) const {
+    __builtin_prefetch(&ports[src]);
+    __builtin_prefetch(&routeShapes[size_t(src) * numColors + color]);
+  }
+  /// ... and, shortly before it, at the sender's neighbours the route goes
+  /// to (most messages go one hop; its route is in cache by then).
+  void prefetchFirstHops(int32_t src, int32_t color) const;
   /// Whether a message waits at the core on the color.
   bool hasMessage(int32_t core, int32_t color) const;
   /// Removes and returns the first one (hasMessage must hold).
