@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 using namespace wafer::rt::emulator;
@@ -54,6 +55,27 @@ TEST(ReadyQueueTest, LargeBatchesOfManyRunsComeOutInIdOrder) {
   for (int32_t spread : {10, 1000, 20000, 1 << 22})
     for (unsigned seed = 0; seed < 5; ++seed)
       checkRuns(40, seed, 200, spread);
+}
+
+TEST(ReadyQueueTest, BatchesTakeTheirTimeFromEveryLane) {
+  // Each lane's cores of a time, as a band's thread queues them, and times
+  // that only some lanes hold.
+  std::mt19937 random(3);
+  ReadyQueue queue(4);
+  std::map<int64_t, std::vector<int32_t>> expected;
+  for (int32_t id = 0; id < 2000; ++id) {
+    int64_t time = 10 + int64_t(random() % 5);
+    queue.push(time, id, size_t(random() % 4));
+    expected[time].push_back(id);
+  }
+  queue.push(3, 7, 2);
+  expected[3].push_back(7);
+  std::vector<int32_t> batch;
+  for (const auto &[time, ids] : expected) {
+    ASSERT_EQ(queue.popEarliest(batch), time);
+    EXPECT_EQ(batch, ids) << "time " << time;
+  }
+  EXPECT_TRUE(queue.empty());
 }
 
 TEST(ReadyQueueTest, EmptyAndSingleBatches) {

@@ -215,13 +215,16 @@ private:
   /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
   /// What the cores of a piece of a batch did, applied after it in piece
-  /// order: the same as retiring them one by one. On cache lines of its
+  /// order: the same as retiring them one by one (the cores that go on are
+  /// queued at once, in the piece's lane of the ready queue). On cache
+  /// lines of its
   /// own: its thread writes it for every core it runs, and a line shared
   /// with the next piece's log made a full-wafer run on two threads 15%
   /// slower.
   struct alignas(64) PieceLog {
     std::vector<MarkRecord> marks;
-    std::vector<std::pair<int64_t, int32_t>> ready; // when, core
+    /// The ready queue's lane that its cores which go on are queued in.
+    size_t lane = 0;
     int64_t done = 0;
     int32_t failed = -1;
     /// The sends its cores issued, in order, and their senders; where the
@@ -234,7 +237,6 @@ private:
     bool rowBandSends = true, columnBandSends = true;
     void clear() {
       marks.clear();
-      ready.clear();
       sends.clear();
       senders.clear();
       done = 0;
@@ -242,7 +244,9 @@ private:
       rowBandSends = columnBandSends = true;
     }
   };
-  /// The same in a batch run in pieces, into the piece's log.
+  /// A parallel batch's pieces: kPiecesPerBand per band of rows.
+  static constexpr size_t kPiecesPerBand = 2;
+  /// The same in a batch run in pieces, into the piece's log and lane.
   void retire(int32_t id, PieceLog &log);
   /// A batch's senders lie far apart in memory too, and most messages go
   /// one hop: before committing send `i` of a log, ask for the route and
@@ -273,8 +277,8 @@ private:
   struct alignas(64) CommitBand {
     Network::Tally tally;
     int64_t serial = 0;
-    /// Cores the band's messages woke, and when: queued after the band.
-    std::vector<std::pair<int64_t, int32_t>> wakes;
+    /// The ready queue's lane for the cores its messages wake.
+    size_t lane = 0;
   };
   Error commitSend(int32_t id, const Outgoing &o, CommitBand *band = nullptr);
   /// Link cycles of the message a recv takes.
@@ -725,10 +729,7 @@ Error Scheduler::commitSend(int32_t src, const Outgoing &o, CommitBand *band) {
     // still enter the network in time order.
     const Op &recv = code[dst.role][dst.pc];
     int64_t at = receiveStart(core, recv, arrival) + timing.receiveCycles();
-    if (band)
-      band->wakes.push_back({at, core});
-    else
-      ready.push(at, core);
+    ready.push(at, core, band ? band->lane : 0);
   };
   return band ? network.inject(src, o, band->serial++, band->tally, delivered)
               : network.inject(src, o, delivered);
@@ -765,6 +766,7 @@ Error Scheduler::commitBatch(SpinTeam *team) {
   // threads a machine has).
   auto commitBand = [&](size_t b) {
     CommitBand &band = bands[b];
+    band.lane = 1 + b;
     int64_t rowsFrom = network.firstRowOfBand(int32_t(b)) * W,
             rowsTo = network.firstRowOfBand(int32_t(b) + 1) * W;
     auto own = [&](int32_t core) {
@@ -790,8 +792,6 @@ Error Scheduler::commitBatch(SpinTeam *team) {
     if (!failures[b].empty())
       return err(failures[b]);
     network.add(bands[b].tally);
-    for (auto [time, core] : bands[b].wakes)
-      ready.push(time, core);
   }
   return Error::success();
 }
@@ -837,9 +837,6 @@ Error Scheduler::simulate() {
   doneCores = 0;
   network.reset(detail);
   opTotals.assign(p.ops.size(), OpTotals());
-  ready.clear();
-  for (int32_t id = 0; id < N; ++id)
-    ready.push(0, id);
 
   // More threads than processors would only spin. A batch run in pieces
   // does not see its messages until it commits: a core that one of them
@@ -859,6 +856,13 @@ Error Scheduler::simulate() {
     network.cutIntoBands(int32_t(teamSize));
   }
   bandedCommits = team.has_value();
+  // Lane 0 for the pushes in turn, then one per band for its commits and
+  // one per piece of a batch, so that threads queue cores at once.
+  size_t bandCount = team ? team->size() : 0;
+  size_t firstPieceLane = 1 + bandCount;
+  ready.setLanes(firstPieceLane + (team ? kPiecesPerBand * bandCount : 1));
+  for (int32_t id = 0; id < N; ++id)
+    ready.push(0, id);
   std::vector<int32_t> batch;
   Progress progress(N, progressShown);
   while (!ready.empty()) {
@@ -878,7 +882,6 @@ Error Scheduler::simulate() {
       // pieces of the others'.
       pieceBounds.assign(1, 0);
       if (parallel) {
-        constexpr size_t kPiecesPerBand = 2;
         size_t lo = 0;
         for (int32_t band = 0; band < int32_t(team->size()); ++band) {
           size_t hi =
@@ -898,6 +901,7 @@ Error Scheduler::simulate() {
       auto runPiece = [&](size_t k) {
         PieceLog &log = pieceLogs[k];
         log.clear();
+        log.lane = firstPieceLane + k;
         size_t lo = pieceBounds[k], hi = pieceBounds[k + 1];
         for (size_t i = lo; i < hi && log.failed < 0; ++i) {
           if (i + kPrefetchAhead < hi)
@@ -918,8 +922,6 @@ Error Scheduler::simulate() {
       for (const PieceLog &log : pieceLogs) {
         for (const MarkRecord &m : log.marks)
           addMark(m);
-        for (auto [time, id] : log.ready)
-          ready.push(time, id);
         doneCores += log.done;
       }
       if (Error e = commitBatch(team ? &*team : nullptr))
@@ -959,7 +961,7 @@ void Scheduler::retire(int32_t id, PieceLog &log) {
     return;
   }
   if (c.status == Status::Ready)
-    log.ready.push_back({c.time, id});
+    ready.push(c.time, id, log.lane);
   else if (c.status == Status::Done)
     ++log.done;
 }

@@ -4,7 +4,9 @@
 // messages wakes, all cores at the start), so the queue keeps a bucket of
 // core ids per distinct time instead of one heap entry per core: a push is
 // an append, and a batch comes out as one bucket sorted by core id, the
-// order the scheduler commits in.
+// order the scheduler commits in. Threads that run and commit parts of a
+// batch queue the cores they wake or let go on at once, each in a lane
+// of its own.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_READYQUEUE_H
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -19,41 +22,85 @@ namespace wafer::rt::emulator {
 
 class ReadyQueue {
 public:
-  bool empty() const { return buckets.empty(); }
-  void push(int64_t time, int32_t core) {
-    // Pushes come in runs of one time (the cores of a batch that go on
-    // together): those skip the map.
-    if (!last || lastTime != time) {
-      auto [it, fresh] = buckets.try_emplace(time);
-      if (fresh && !spare.empty()) {
-        it->second.swap(spare.back());
-        spare.pop_back();
-      }
-      last = &it->second;
-      lastTime = time;
-    }
-    last->push_back(core);
+  /// Lanes: pushes to different lanes may run at once on different
+  /// threads (each lane one thread's at a time); a batch takes its time's
+  /// cores from every lane.
+  explicit ReadyQueue(size_t lanes = 1) : lanes(lanes) {}
+  size_t laneCount() const { return lanes.size(); }
+  void setLanes(size_t count) {
+    lanes.clear();
+    lanes.resize(count);
+  }
+  bool empty() const {
+    return std::all_of(lanes.begin(), lanes.end(),
+                       [](const Lane &l) { return l.buckets.empty(); });
+  }
+  void push(int64_t time, int32_t core, size_t lane = 0) {
+    lanes[lane].push(time, core);
   }
   /// Moves the cores of the earliest time into `batch`, in ascending id,
   /// and returns that time. The queue must not be empty.
   int64_t popEarliest(std::vector<int32_t> &batch) {
-    auto first = buckets.begin();
-    int64_t time = first->first;
+    int64_t time = std::numeric_limits<int64_t>::max();
+    for (const Lane &l : lanes)
+      if (!l.buckets.empty())
+        time = std::min(time, l.buckets.begin()->first);
     batch.clear();
-    batch.swap(first->second);
+    for (Lane &l : lanes)
+      if (!l.buckets.empty() && l.buckets.begin()->first == time)
+        l.popFirst(batch);
     sortRuns(batch);
-    spare.push_back(std::move(first->second));
-    buckets.erase(first);
-    if (last && lastTime == time)
-      last = nullptr;
     return time;
   }
   void clear() {
-    buckets.clear();
-    last = nullptr;
+    for (Lane &l : lanes) {
+      l.buckets.clear();
+      l.last = nullptr;
+    }
   }
 
 private:
+  /// One lane's buckets, on cache lines of its own (other threads push to
+  /// the others).
+  struct alignas(64) Lane {
+    std::map<int64_t, std::vector<int32_t>> buckets;
+    /// Emptied buckets' storage, reused so that pushes rarely allocate.
+    std::vector<std::vector<int32_t>> spare;
+    /// The bucket pushed to last (map nodes stay put until erased).
+    std::vector<int32_t> *last = nullptr;
+    int64_t lastTime = 0;
+
+    void push(int64_t time, int32_t core) {
+      // Pushes come in runs of one time (the cores of a batch that go on
+      // together): those skip the map.
+      if (!last || lastTime != time) {
+        auto [it, fresh] = buckets.try_emplace(time);
+        if (fresh && !spare.empty()) {
+          it->second.swap(spare.back());
+          spare.pop_back();
+        }
+        last = &it->second;
+        lastTime = time;
+      }
+      last->push_back(core);
+    }
+    /// Appends the earliest bucket's cores to `batch` and drops it.
+    void popFirst(std::vector<int32_t> &batch) {
+      auto first = buckets.begin();
+      std::vector<int32_t> &ids = first->second;
+      if (batch.empty())
+        batch.swap(ids);
+      else
+        batch.insert(batch.end(), ids.begin(), ids.end());
+      ids.clear();
+      spare.push_back(std::move(ids));
+      if (last == &ids)
+        last = nullptr;
+      buckets.erase(first);
+    }
+  };
+  std::vector<Lane> lanes;
+
   /// Sorts `ids`, which the pushes leave as a few ascending runs (each
   /// wave of messages wakes its receivers in id order): the runs are
   /// merged, unless there are many.
@@ -103,14 +150,8 @@ private:
     }
   }
 
-  std::map<int64_t, std::vector<int32_t>> buckets;
   /// sortMany's second array.
   std::vector<int32_t> scratch;
-  /// Emptied buckets' storage, reused so that pushes rarely allocate.
-  std::vector<std::vector<int32_t>> spare;
-  /// The bucket pushed to last (map nodes stay put until erased).
-  std::vector<int32_t> *last = nullptr;
-  int64_t lastTime = 0;
 };
 
 } // namespace wafer::rt::emulator
