@@ -105,12 +105,12 @@ void Network::reset(bool countLinks) {
 }
 
 bool Network::hasMessage(int32_t core, int32_t color) const {
-  return llvm::any_of(inboxes[core],
+  return llvm::any_of(inboxes[core].messages,
                       [&](const Message &m) { return m.color == color; });
 }
 
 Message Network::takeMessage(int32_t core, int32_t color) {
-  Inbox &box = inboxes[core];
+  auto &box = inboxes[core].messages;
   auto it =
       llvm::find_if(box, [&](const Message &m) { return m.color == color; });
   Message msg = std::move(*it);
@@ -196,7 +196,8 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
       hp.rampIn = rampInStart + occ;
       int64_t arrival = rampInStart + occ + timing.rampCycles();
       counts.latestArrival = std::max(counts.latestArrival, arrival);
-      inboxes[h.core].push_back({arrival, o.color, o.elements, o.data});
+      inboxes[h.core].messages.push_back(
+          {arrival, o.color, o.elements, o.data});
       delivered(h.core, o.color, arrival);
     }
   }

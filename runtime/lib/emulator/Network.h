@@ -185,7 +185,11 @@ private:
   /// The messages waiting at one core, all colors in arrival order: rarely
   /// more than a few, so one small queue per core rather than one per core
   /// and color (which at 660x660 and 24 colors took 334 MB).
-  using Inbox = llvm::SmallVector<Message, 1>;
+  /// A line of its own: straddling two, half the mailboxes were two
+  /// misses where one was asked for.
+  struct alignas(64) Inbox {
+    llvm::SmallVector<Message, 1> messages;
+  };
 
   const Program &p;
   const TimingModel &timing;
