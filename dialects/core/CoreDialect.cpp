@@ -73,7 +73,7 @@ CoreSetAttr CoreSetAttr::get(MLIRContext *context, const rt::CoreSet &set) {
 //===----------------------------------------------------------------------===//
 
 ParseResult RouteOp::parse(OpAsmParser &parser, OperationState &result) {
-  int32_t color;
+  int32_t color = 0;
   CoreSetAttr cores;
   SmallVector<int32_t> outs;
   auto parseDir = [&](Dir &dir) -> ParseResult {

@@ -81,7 +81,9 @@ public:
         uint8_t mask = 0;
         for (int32_t dir : route.getOuts())
           mask |= uint8_t(1u << dir);
-        out.routes.push_back({route.getColor(), route.getCores().toRuntime(),
+        // RouteOp's verifier keeps the color within the route budget.
+        out.routes.push_back({int32_t(route.getColor()),
+                              route.getCores().toRuntime(),
                               rt::Dir(unsigned(route.getIn())), mask});
       }
     }
