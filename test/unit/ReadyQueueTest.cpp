@@ -78,6 +78,28 @@ TEST(ReadyQueueTest, BatchesTakeTheirTimeFromEveryLane) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(ReadyQueueTest, LanesTakePushesAgainAfterAPop) {
+  // A lane pushed to after its last bucket came out (its storage reused),
+  // and more lanes than runs the merge takes.
+  ReadyQueue queue(12);
+  std::vector<int32_t> batch;
+  for (size_t lane = 0; lane < 12; ++lane)
+    queue.push(5, int32_t(100 - lane), lane);
+  queue.push(6, 1, 3);
+  ASSERT_EQ(queue.popEarliest(batch), 5);
+  std::vector<int32_t> expected;
+  for (int32_t id = 89; id <= 100; ++id)
+    expected.push_back(id);
+  EXPECT_EQ(batch, expected);
+  queue.push(5, 9, 3);
+  queue.push(6, 0, 7);
+  ASSERT_EQ(queue.popEarliest(batch), 5);
+  EXPECT_EQ(batch, std::vector<int32_t>{9});
+  ASSERT_EQ(queue.popEarliest(batch), 6);
+  EXPECT_EQ(batch, (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(queue.empty());
+}
+
 TEST(ReadyQueueTest, EmptyAndSingleBatches) {
   ReadyQueue queue;
   EXPECT_TRUE(queue.empty());

@@ -14,8 +14,9 @@
 // commits them (on several threads, band by band at once where their
 // messages stay in the senders' bands); on a target whose receives take no
 // cycles (or with EmulatorOptions::commitInTurn), a batch commits each send
-// as its core issues it. Only commits touch shared state, so results and
-// cycle counts do not depend on the number of host threads.
+// as its core issues it. Only commits touch shared state (and the ready
+// queue, in a lane per piece and band), so results and cycle counts do not
+// depend on the number of host threads.
 //
 // Over 600 lines: the Scheduler class is private to this file, and its
 // per-instruction step(), the event loop that batches it and the session
@@ -214,13 +215,12 @@ private:
             PieceLog *piece);
   /// After a core's run in a batch: queues it again if it can go on.
   void retire(int32_t id);
-  /// What the cores of a piece of a batch did, applied after it in piece
-  /// order: the same as retiring them one by one (the cores that go on are
-  /// queued at once, in the piece's lane of the ready queue). On cache
-  /// lines of its
-  /// own: its thread writes it for every core it runs, and a line shared
-  /// with the next piece's log made a full-wafer run on two threads 15%
-  /// slower.
+  /// What the cores of a piece of a batch did: their op marks and done
+  /// count, applied after it in piece order, and their sends. The cores
+  /// that go on are queued at once, in the piece's lane of the ready queue.
+  /// On cache lines of its own: its thread writes it for every core it
+  /// runs, and a line shared with the next piece's log made a full-wafer
+  /// run on two threads 15% slower.
   struct alignas(64) PieceLog {
     std::vector<MarkRecord> marks;
     /// The ready queue's lane that its cores which go on are queued in.
@@ -250,10 +250,10 @@ private:
   void retire(int32_t id, PieceLog &log);
   /// A batch's senders lie far apart in memory too, and most messages go
   /// one hop: before committing send `i` of a log, ask for the route and
-  /// ports of the sender twice as far ahead, and for the neighbours that
-  /// the sender `kPrefetchAhead` ahead sends to (its route is in cache by
-  /// then), if `own` commits them (a 2-layer 660x660 timing run 15% faster
-  /// on one thread and on two).
+  /// ports of the sender 2 * kPrefetchAhead sends ahead, and for the
+  /// neighbours that the sender kPrefetchAhead sends ahead sends to (its
+  /// route is in cache by then), if `own` commits them (a 2-layer 660x660
+  /// timing run 15% faster on one thread and on two).
   template <typename OwnSend>
   void prefetchSends(const PieceLog &log, size_t i, OwnSend own) const {
     size_t far = i + 2 * kPrefetchAhead, near = i + kPrefetchAhead;
@@ -914,8 +914,8 @@ Error Scheduler::simulate() {
         team->forEach(pieces, runPiece);
       else
         runPiece(0);
-      // Then in (y, x) order: errors, op marks, the cores that go on, and
-      // the sends (which may wake cores of this batch that blocked).
+      // Then in (y, x) order: errors, op marks and done counts, and the
+      // sends (which may wake cores of this batch that blocked).
       for (const PieceLog &log : pieceLogs)
         if (log.failed >= 0)
           return err(errors[log.failed]);

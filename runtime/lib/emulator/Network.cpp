@@ -182,10 +182,7 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
       // state too if the message ends there: ask for them all at once
       // rather than miss on one after another (6% of a timing run).
       int64_t next = ny * W + nx;
-      __builtin_prefetch(&routeShapes[size_t(next) * numColors + o.color]);
-      prefetch(int32_t(next));
-      if (receiverState)
-        __builtin_prefetch(receiverState + next * receiverStride);
+      prefetchHop(next, o.color);
       // The skipped cores' links carry only this pair's traffic, so the
       // first link's reservation stands for all of them.
       work.push_back(
@@ -213,13 +210,8 @@ void Network::prefetchFirstHops(int32_t src, int32_t color) const {
     if (!(shapeOut(shape) & dirBit(d)))
       continue;
     auto [nx, ny] = towards(x, y, d);
-    if (!inGrid(nx, ny))
-      continue;
-    int64_t next = ny * W + nx;
-    __builtin_prefetch(&routeShapes[size_t(next) * numColors + color]);
-    prefetch(int32_t(next));
-    if (receiverState)
-      __builtin_prefetch(receiverState + next * receiverStride);
+    if (inGrid(nx, ny))
+      prefetchHop(ny * W + nx, color);
   }
 }
 

@@ -147,6 +147,14 @@ public:
     receiverState = static_cast<const char *>(base);
     receiverStride = stride;
   }
+  /// Asks for what a message's hop to `core` on `color` reads: its route
+  /// byte, ports and mailbox, and the receiver's state.
+  void prefetchHop(int64_t core, int32_t color) const {
+    __builtin_prefetch(&routeShapes[size_t(core) * numColors + color]);
+    prefetch(int32_t(core));
+    if (receiverState)
+      __builtin_prefetch(receiverState + core * receiverStride);
+  }
   /// Asks for the core's mailbox and ports ahead of a run of the core.
   void prefetch(int32_t core) const {
     __builtin_prefetch(&inboxes[core]);
@@ -185,11 +193,12 @@ private:
   /// The messages waiting at one core, all colors in arrival order: rarely
   /// more than a few, so one small queue per core rather than one per core
   /// and color (which at 660x660 and 24 colors took 334 MB).
-  /// A line of its own: straddling two, half the mailboxes were two
-  /// misses where one was asked for.
+  /// A line of its own: at 56 bytes, three in four mailboxes straddled two
+  /// lines, two misses where one was asked for.
   struct alignas(64) Inbox {
     llvm::SmallVector<Message, 1> messages;
   };
+  static_assert(sizeof(Inbox) == 64, "a mailbox fills one cache line");
 
   const Program &p;
   const TimingModel &timing;

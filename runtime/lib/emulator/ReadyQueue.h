@@ -3,16 +3,18 @@
 // The scheduler's event queue. Many cores share one time (those one wave of
 // messages wakes, all cores at the start), so the queue keeps a bucket of
 // core ids per distinct time instead of one heap entry per core: a push is
-// an append, and a batch comes out as one bucket sorted by core id, the
-// order the scheduler commits in. Threads that run and commit parts of a
-// batch queue the cores they wake or let go on at once, each in a lane
-// of its own.
+// an append, and a batch comes out as its time's bucket sorted by core id,
+// the order the scheduler commits in. Threads that run and commit parts of
+// a batch queue the cores they wake or let go on at once, each in a lane
+// of its own with buckets of its own; a batch joins its time's buckets
+// from every lane.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_RUNTIME_EMULATOR_READYQUEUE_H
 #define WAFER_RUNTIME_EMULATOR_READYQUEUE_H
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -25,8 +27,8 @@ public:
   /// Lanes: pushes to different lanes may run at once on different
   /// threads (each lane one thread's at a time); a batch takes its time's
   /// cores from every lane.
-  explicit ReadyQueue(size_t lanes = 1) : lanes(lanes) {}
-  size_t laneCount() const { return lanes.size(); }
+  explicit ReadyQueue(size_t count = 1) : lanes(count) {}
+  /// Empties the queue, with `count` lanes.
   void setLanes(size_t count) {
     lanes.clear();
     lanes.resize(count);
@@ -36,6 +38,7 @@ public:
                        [](const Lane &l) { return l.buckets.empty(); });
   }
   void push(int64_t time, int32_t core, size_t lane = 0) {
+    assert(lane < lanes.size() && "the scheduler sets a lane per piece");
     lanes[lane].push(time, core);
   }
   /// Moves the cores of the earliest time into `batch`, in ascending id,
@@ -51,12 +54,6 @@ public:
         l.popFirst(batch);
     sortRuns(batch);
     return time;
-  }
-  void clear() {
-    for (Lane &l : lanes) {
-      l.buckets.clear();
-      l.last = nullptr;
-    }
   }
 
 private:
