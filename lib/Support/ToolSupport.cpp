@@ -1,5 +1,7 @@
 //===- ToolSupport.cpp - What wafer's command-line tools share ------------===//
 #include "wafer/Support/ToolSupport.h"
+// WAFER_COMMIT, written at every build (lib/Support/CMakeLists.txt).
+#include "WaferCommit.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
