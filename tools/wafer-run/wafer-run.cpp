@@ -194,6 +194,11 @@ static cl::opt<bool> commitInTurnOption(
              "send committed as it is issued (the reference for the "
              "default's batches in pieces; for tests)"),
     cl::Hidden, cl::sub(runCommand));
+static cl::opt<unsigned> progressAfterOption(
+    "progress-after-ms",
+    cl::desc("Show the progress line after this many milliseconds (for "
+             "tests)"),
+    cl::init(1000), cl::Hidden, cl::sub(runCommand));
 static cl::opt<unsigned> threadsOption(
     "threads",
     cl::desc("Host threads (default: one per hardware thread; results do "
@@ -678,6 +683,7 @@ static int run() {
   rt::EmulatorOptions emulatorOptions;
   emulatorOptions.threads = threadsOption;
   emulatorOptions.progress = !quietOption;
+  emulatorOptions.progressAfterMs = progressAfterOption;
   emulatorOptions.mode = *mode;
   emulatorOptions.trace = !tracePath.empty();
   emulatorOptions.detail = statsDetail;

@@ -127,7 +127,8 @@ public:
         mode(options.mode), maxCycles(options.maxCycles),
         maxInstructions(options.maxInstructions), tracing(options.trace),
         detail(options.detail), progressShown(options.progress),
-        commitInTurn(options.commitInTurn), network(p, timing),
+        commitInTurn(options.commitInTurn),
+        progressAfter(options.progressAfterMs), network(p, timing),
         data(mode == EmulatorMode::Functional ? makeFunctionalDataPath(p)
                                               : makeTimingDataPath(p)) {}
 
@@ -356,6 +357,7 @@ private:
   int64_t analyticCycles = 0;
   const int64_t maxCycles, maxInstructions;
   const bool tracing, detail, progressShown, commitInTurn;
+  const std::chrono::milliseconds progressAfter;
   Network network;
   std::unique_ptr<DataPath> data;
   GridPositions grid;
@@ -864,7 +866,7 @@ Error Scheduler::simulate() {
   for (int32_t id = 0; id < N; ++id)
     ready.push(0, id);
   std::vector<int32_t> batch;
-  Progress progress(N, progressShown);
+  Progress progress(N, progressShown, progressAfter);
   while (!ready.empty()) {
     int64_t now = ready.popEarliest(batch);
     progress.update(now, doneCores);

@@ -12,24 +12,25 @@
 
 namespace wafer::rt::emulator {
 
-/// A line on stderr for runs longer than a second, rewritten in place;
+/// A line on stderr for runs longer than `after`, rewritten in place;
 /// silent when stderr is not a terminal or when not `enabled` (--quiet).
 class Progress {
 public:
-  Progress(int64_t cores, bool enabled)
+  Progress(int64_t cores, bool enabled, std::chrono::milliseconds after)
       : cores(cores),
         shown(enabled && llvm::sys::Process::StandardErrIsDisplayed()),
-        start(std::chrono::steady_clock::now()), last(start) {}
+        after(after), start(std::chrono::steady_clock::now()), last(start) {}
   ~Progress() {
     if (printed)
       llvm::errs() << "\r" << std::string(60, ' ') << "\r";
   }
   void update(int64_t cycle, int64_t done) {
-    if (!shown || ++calls % 1024 != 0)
+    // The clock is read at the first call and every 1024th.
+    if (!shown || calls++ % 1024 != 0)
       return;
     auto now = std::chrono::steady_clock::now();
-    if (now - start < std::chrono::seconds(1) ||
-        now - last < std::chrono::milliseconds(250))
+    if (now - start < after ||
+        (printed && now - last < std::chrono::milliseconds(250)))
       return;
     last = now;
     printed = true;
@@ -41,6 +42,7 @@ public:
 private:
   int64_t cores, calls = 0;
   bool shown, printed = false;
+  std::chrono::milliseconds after;
   std::chrono::steady_clock::time_point start, last;
 };
 

@@ -36,9 +36,10 @@ struct EmulatorOptions {
   bool trace = false;
   /// Per-core maps in the stats (RunStats::perCore).
   bool detail = false;
-  /// A progress line on stderr for runs over a second (only when stderr is
-  /// a terminal).
+  /// A progress line on stderr for runs longer than `progressAfterMs`
+  /// milliseconds (only when stderr is a terminal).
   bool progress = true;
+  int64_t progressAfterMs = 1000;
   /// Budgets that end a runaway program with an error naming the core and
   /// the op: a core's time in cycles, and the instructions one core runs.
   int64_t maxCycles = int64_t(1) << 40;
