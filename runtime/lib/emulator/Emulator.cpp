@@ -886,10 +886,9 @@ Error Scheduler::simulate() {
       if (parallel) {
         size_t lo = 0;
         for (int32_t band = 0; band < int32_t(team->size()); ++band) {
+          int64_t bandEnd = network.firstRowOfBand(band + 1) * W;
           size_t hi =
-              std::partition_point(
-                  batch.begin() + lo, batch.end(),
-                  [&](int32_t id) { return network.rowBand(id / W) <= band; }) -
+              std::lower_bound(batch.begin() + lo, batch.end(), bandEnd) -
               batch.begin();
           for (size_t k = 1; k <= kPiecesPerBand; ++k)
             pieceBounds.push_back(lo + (hi - lo) * k / kPiecesPerBand);
