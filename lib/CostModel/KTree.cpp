@@ -105,30 +105,4 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
          timing.receiveCycles();
 }
 
-int64_t chooseKTreeK(const std::vector<KTreeUse> &uses, const Target &t) {
-  int64_t n = 1;
-  for (const KTreeUse &use : uses)
-    n = std::max(n, use.n);
-  // Deeper than a binary tree adds nothing; trees whose colors (two per
-  // level, one for the halves' join, one for the broadcast, on each axis)
-  // exceed the budget would be relayed.
-  int64_t maxK = 1;
-  while ((int64_t(1) << maxK) < n &&
-         2 * (2 * (maxK + 1) + 2) <= t.routesPerCore)
-    ++maxK;
-  int64_t best = 1, bestCycles = -1;
-  for (int64_t k = 1; k <= maxK; ++k) {
-    int64_t cycles = 0;
-    for (const KTreeUse &use : uses)
-      cycles += ktreeAllreduceCycles(use.n, k, use.values, use.words,
-                                     use.macsPerCycle, t, /*centered=*/true,
-                                     /*interleaved=*/false);
-    if (bestCycles < 0 || cycles < bestCycles) {
-      best = k;
-      bestCycles = cycles;
-    }
-  }
-  return best;
-}
-
 } // namespace wafer::cost

@@ -2,7 +2,7 @@
 #include "TfmToMeshPlanner.h"
 
 #include "wafer/Support/MemoryPlan.h"
-#include "wafer/Support/RouteAllocation.h"
+#include "wafer/Support/PlanPrice.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -174,9 +174,9 @@ struct ConvertTfmToMeshPass
   }
 
   /// Plans a copy of the module with a GEMM algorithm, with or without
-  /// prefill lanes, and prices it (a K-tree left open is priced with K = 2, not
-  /// the K mesh-choose-ktree will pick for the whole plan; the placement is the
-  /// one mesh-place-interleave will choose).
+  /// prefill lanes, places it as mesh-place-interleave will (INTERLEAVE
+  /// for a MeshGEMM), closes its open K-trees as mesh-choose-ktree will,
+  /// and prices it routed.
   CandidatePlan candidate(ModuleOp module, mesh::GridAttr grid,
                           const rt::Target &target, Type elementType,
                           mesh::GemmAlgorithm algorithm, bool lanes) {
@@ -187,8 +187,8 @@ struct ConvertTfmToMeshPass
     ScopedDiagnosticHandler quiet(module.getContext(),
                                   [](Diagnostic &) { return success(); });
     CandidatePlan plan;
-    if (failed(Planner(main, grid, algorithm, allreduce, ktreeK ? ktreeK : 2,
-                       elementType, lanes)
+    if (failed(Planner(main, grid, algorithm, allreduce, ktreeK, elementType,
+                       lanes)
                    .run()) ||
         failed(mlir::verify(*copy)))
       return plan;
@@ -203,19 +203,13 @@ struct ConvertTfmToMeshPass
     if (summaOfItself)
       return plan;
     plan.planned = true;
-    // Placed and routed as mesh-place-interleave (a module with a MeshGEMM
-    // only) and mesh-allocate-routes will: the trees they relay cost more,
-    // and a plan whose routes overflow the target does not fit.
-    bool interleave =
-        algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm;
-    if (interleave)
+    if (algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm)
       mesh::placeInterleaved(*copy);
-    bool routed = !allocateRoutes(*copy, grid, target.routesPerCore);
-    rt::TimingModel timing(target);
-    main.walk([&](mesh::CostedOpInterface op) {
-      plan.cycles += op.estimateCycles(grid, timing, interleave);
-    });
-    plan.fits = routed && !planMemory(main, grid, target.sramBytes).overflow;
+    chooseOpenKtreeK(*copy, grid, target);
+    PlanPrice price = priceRoutedPlan(*copy, grid, target);
+    plan.cycles = price.cycles;
+    plan.fits =
+        price.routed && !planMemory(main, grid, target.sramBytes).overflow;
     return plan;
   }
 };

@@ -12,8 +12,8 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     than one row becomes `mesh.gemm` with the `gemm` algorithm (default
     meshgemm; `auto`: the algorithm whose plan's ops' estimates add up to
     fewest cycles among those whose routes and buffers fit, each candidate
-    placed and routed as mesh-place-interleave and mesh-allocate-routes
-    will), a matmul of a single
+    placed, given its K and routed as mesh-place-interleave,
+    mesh-choose-ktree and mesh-allocate-routes will), a matmul of a single
     row becomes `mesh.gemv` with the `allreduce` algorithm (default a K-tree with K = `ktree-k`; 0 leaves K
     open for `mesh-choose-ktree`), add and
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16

@@ -21,12 +21,7 @@ LogicalResult ProgramLowering::run() {
                                      "at sram_offset ")
            << *memory.conflict.getSramOffset()
            << " overlaps another input's fixed place";
-  interleave = false;
-  main.walk([&](Operation *op) {
-    for (Value v : op->getResults())
-      if (mesh::LayoutAttr layout = mesh::getLayout(v.getType()))
-        interleave |= layout.getInterleave();
-  });
+  interleave = mesh::isInterleaved(main);
   builder.setInsertionPointToEnd(module.getBody());
   llvm::Expected<rt::FabricPlacement> placement = rt::placeAroundDefects(
       target.getValue(), grid.getHeight(), grid.getWidth());

@@ -11,7 +11,8 @@ the algorithms whose plan fits the SRAM and the routes per core (the cost
 model prices whole plans, so its choice must be the cheapest by the same
 estimates the analytic mode adds up) and its ops must name an algorithm
 that gives that total. One case runs on a target with 10 routes per core,
-where the cheapest plan's routes do not fit. Prints one line per case, a
+where the cheapest plan's routes do not fit, one leaves K to the
+compiler. Prints one line per case, a
 FAIL line for each miss; exit code 1 on any.
 """
 import json
@@ -52,6 +53,10 @@ def main():
                    "routes_per_core": 10}, f)
     cases.append((prefill, "4x12",
                   ["--dim-param", "seq=16", "--target", few_routes]))
+    # K left to mesh-choose-ktree: each candidate is priced with the K it
+    # would get.
+    cases.append((prefill, "10x6",
+                  ["--dim-param", "seq=16", "--ktree-k", "0"]))
     failures = 0
     for model, grid, extra in cases:
         cycles = {g: analytic(wafer_run, model, grid, g, stats, extra)[0]

@@ -85,24 +85,6 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              bool interleaved, bool relayed = false,
                              int64_t hopsPerPosition = 1);
 
-/// One allreduce whose K is open: its axis extent and what each core
-/// reduces.
-struct KTreeUse {
-  int64_t n = 1, values = 0, words = 0;
-  double macsPerCycle = 1;
-};
-
-/// The one K for all of a module's open K-trees: the K in [1, max(1,
-/// ceil(log2 n))] (n the largest extent) with the fewest modeled cycles of
-/// the centered trees added up (the smallest K on ties), among those whose
-/// trees on both axes (2 (2K + 2) colors) fit the target's routes. One K,
-/// so that the trees along an axis share their colors: per-op Ks give each
-/// op its own and soon exhaust the routes. Counting both axes is
-/// conservative for a module whose trees all run along one; when no K
-/// fits, K = 1, which mesh-allocate-routes then relays.
-int64_t chooseKTreeK(const std::vector<KTreeUse> &uses,
-                     const rt::Target &target);
-
 //===----------------------------------------------------------------------===//
 // GEMM schedules (GemmSchedules.cpp)
 //===----------------------------------------------------------------------===//

@@ -2,16 +2,21 @@
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=0" --mesh-place-interleave --mesh-choose-ktree | FileCheck %s
 // RUN: echo '{"base": "wse2", "routes_per_core": 5}' > %t.json
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=0 target=%t.json" --mesh-place-interleave --mesh-choose-ktree | FileCheck %s --check-prefix=FEW
+// RUN: echo '{"base": "wse2", "routes_per_core": 8}' > %t.8.json
+// RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=0 target=%t.8.json" --mesh-place-interleave --mesh-choose-ktree | FileCheck %s --check-prefix=EIGHT
 // RUN: wafer-opt %s --convert-tfm-to-mesh="grid=16x4 ktree-k=3" --mesh-choose-ktree | FileCheck %s --check-prefix=SET
 
-// convert-tfm-to-mesh leaves K open; mesh-choose-ktree asks the cost model
-// (rt::chooseKTreeK) for one K for all three GEMVs: K = 2 (groups of 3 in
-// each half of the 16 rows) is fastest for the two column trees, and the
-// 4-column tree, whose halves are one chain of 2 at any K, does not move it.
+// convert-tfm-to-mesh leaves K open; mesh-choose-ktree routes a copy of
+// the plan with each K and keeps the one whose ops' estimates add up to
+// the fewest cycles: K = 2 (groups of 3 in each half of the 16 rows) for
+// all three GEMVs, 321 cycles (K = 1: 377, K = 3 and 4: 333).
 // OPEN-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree>}
 // CHECK-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 2>
-// With 5 routes per core no K fits both axes' trees (2 (2K + 2) colors):
-// K = 1, the shallowest, which mesh-allocate-routes then relays.
+// With 8 routes per core K = 2's trees do not fit and would be relayed
+// (1119 cycles); K = 3's fit (333).
+// EIGHT-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
+// With 5 routes no K fits: K = 1, the fewest colors, which
+// mesh-allocate-routes then reports.
 // FEW-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
 // A K given on the command line is kept.
 // SET-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
