@@ -133,9 +133,12 @@ struct ConvertTfmToMeshPass
           << prefillHeads << "'";
       return signalPassFailure();
     }
+    // On a forced INTERLEAVE, mesh-place-interleave rejects the others.
     SmallVector<mesh::GemmAlgorithm, 4> gemms =
         fixedGemm ? SmallVector<mesh::GemmAlgorithm, 4>{*fixedGemm}
-                  : gemmAlgorithms();
+        : interleave
+            ? SmallVector<mesh::GemmAlgorithm, 4>{mesh::GemmAlgorithm::meshgemm}
+            : gemmAlgorithms();
     SmallVector<bool, 2> laneChoices;
     if (prefillHeads == "auto" &&
         hasPrefillHeadsChoice(main, gridAttr.getWidth()))
@@ -175,8 +178,8 @@ struct ConvertTfmToMeshPass
 
   /// Plans a copy of the module with a GEMM algorithm, with or without
   /// prefill lanes, places it as mesh-place-interleave will (INTERLEAVE
-  /// for a MeshGEMM), closes its open K-trees as mesh-choose-ktree will,
-  /// and prices it routed.
+  /// for a MeshGEMM or when forced), closes its open K-trees as
+  /// mesh-choose-ktree will, and prices it routed.
   CandidatePlan candidate(ModuleOp module, mesh::GridAttr grid,
                           const rt::Target &target, Type elementType,
                           mesh::GemmAlgorithm algorithm, bool lanes) {
@@ -203,7 +206,8 @@ struct ConvertTfmToMeshPass
     if (summaOfItself)
       return plan;
     plan.planned = true;
-    if (algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm)
+    if (interleave ||
+        (algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm))
       mesh::placeInterleaved(*copy);
     chooseOpenKtreeK(*copy, grid, target);
     PlanPrice price = priceRoutedPlan(*copy, grid, target);

@@ -76,6 +76,11 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            "KV heads along x), or 'auto': the plan whose ops' estimates "
            "add up to fewer cycles among those whose routes and buffers "
            "fit">,
+    Option<"interleave", "interleave", "bool", /*default=*/"false",
+           "The plan will be placed on INTERLEAVE whatever its algorithms "
+           "(mesh-place-interleave's always): gemm=auto then keeps to "
+           "meshgemm, the one algorithm defined on it, and prices "
+           "candidates so placed">,
   ];
   let dependentDialects = ["::wafer::mesh::MeshDialect"];
 }

@@ -37,6 +37,7 @@ void wafer::buildPlanPipeline(OpPassManager &pm,
   convert.ktreeK = options.ktreeK;
   convert.dtype = options.dtype;
   convert.prefillHeads = options.prefillHeads;
+  convert.interleave = options.interleave;
   pm.addPass(createConvertTfmToMesh(convert));
   MeshPlanKvCacheOptions kvCache;
   kvCache.policy = options.kv;
