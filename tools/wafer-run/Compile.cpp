@@ -51,7 +51,7 @@ bool wafer::planFits(mlir::ModuleOp module, CompileOptions options,
 
 /// "; the smallest square grid it fits is NxN" for a model that does not
 /// fit `options.grid`: doubling, then bisection, up to the fabric's smaller
-/// side (assuming the bytes per core do not grow with the grid).
+/// side (assuming the bytes per core do not grow with a square grid).
 static std::string smallestSquareGrid(mlir::ModuleOp imported,
                                       CompileOptions options) {
   Expected<rt::Target> target = rt::loadTarget(options.target);
@@ -77,8 +77,16 @@ static std::string smallestSquareGrid(mlir::ModuleOp imported,
     return planFits(imported, options, /*raised=*/true);
   };
   int64_t limit = std::min(target->fabricHeight, target->fabricWidth);
-  int64_t fails = std::max(height, width), fits = 0;
-  for (int64_t n = std::min(2 * fails, limit); n > fails;
+  int64_t side = std::min({height, width, limit}), fails = 0, fits = 0;
+  // A non-square grid can need more bytes per core than a smaller square
+  // one (a GEMM's contraction split into lcm(H, W) blocks, mostly padding
+  // when that exceeds its size): then the search runs below its shorter
+  // side.
+  if (height != width && fitsSquare(side))
+    fits = side;
+  else
+    fails = height == width ? height : side;
+  for (int64_t n = std::min(2 * fails, limit); !fits && n > fails;
        n = std::min(2 * n, limit)) {
     if (fitsSquare(n)) {
       fits = n;
