@@ -488,11 +488,13 @@ void wafer::mesh::placeInterleaved(Operation *root) {
 }
 
 bool wafer::mesh::isInterleaved(Operation *root) {
-  bool interleaved = false;
-  root->walk([&](Operation *op) {
-    for (Value result : op->getResults())
-      if (LayoutAttr layout = getLayout(result.getType()))
-        interleaved |= layout.getInterleave();
-  });
-  return interleaved;
+  return root
+      ->walk([&](Operation *op) {
+        for (Value result : op->getResults())
+          if (LayoutAttr layout = getLayout(result.getType());
+              layout && layout.getInterleave())
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      })
+      .wasInterrupted();
 }

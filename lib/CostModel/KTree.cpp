@@ -1,4 +1,5 @@
-//===- KTree.cpp - The K-tree allreduce's cycles and the choice of K ------===//
+//===- KTree.cpp - The K-tree allreduce's cycles
+//---------------------------===//
 #include "wafer/CostModel/CostModel.h"
 #include "wafer/Runtime/Fabric.h"
 

@@ -1,7 +1,6 @@
 //===- PlanPrice.cpp - What a whole routed plan costs ---------------------===//
 #include "wafer/Support/PlanPrice.h"
 #include "wafer/Runtime/TimingModel.h"
-#include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/RouteAllocation.h"
 
 #include "llvm/Support/Debug.h"
@@ -16,7 +15,11 @@ using namespace wafer;
 PlanPrice wafer::priceRoutedPlan(ModuleOp module, mesh::GridAttr grid,
                                  const rt::Target &target) {
   PlanPrice price;
-  price.routed = !allocateRoutes(module, grid, target.routesPerCore);
+  std::optional<RouteOverflow> overflow =
+      allocateRoutes(module, grid, target.routesPerCore);
+  price.routed = !overflow;
+  if (overflow)
+    price.colorsNeeded = overflow->needed;
   bool interleave = mesh::isInterleaved(module);
   rt::TimingModel timing(target);
   module.walk([&](mesh::CostedOpInterface op) {
@@ -25,8 +28,9 @@ PlanPrice wafer::priceRoutedPlan(ModuleOp module, mesh::GridAttr grid,
   return price;
 }
 
-void wafer::chooseOpenKtreeK(ModuleOp module, mesh::GridAttr grid,
-                             const rt::Target &target) {
+std::optional<PlanPrice> wafer::chooseOpenKtreeK(ModuleOp module,
+                                                 mesh::GridAttr grid,
+                                                 const rt::Target &target) {
   std::vector<Operation *> open;
   int64_t widest = 1;
   module.walk([&](Operation *op) {
@@ -38,7 +42,7 @@ void wafer::chooseOpenKtreeK(ModuleOp module, mesh::GridAttr grid,
       widest = std::max(widest, use->extent(m, grid));
   });
   if (open.empty())
-    return;
+    return std::nullopt;
   auto setK = [&](int64_t k) {
     for (Operation *op : open)
       op->setAttr("allreduce",
@@ -56,11 +60,15 @@ void wafer::chooseOpenKtreeK(ModuleOp module, mesh::GridAttr grid,
     LLVM_DEBUG(llvm::dbgs()
                << "K = " << k << ": " << price.cycles << " cycles"
                << (price.routed ? "" : ", routes overflow") << "\n");
-    if (k == 1 || (price.routed &&
-                   (!bestPrice.routed || price.cycles < bestPrice.cycles))) {
+    bool better =
+        price.routed
+            ? !bestPrice.routed || price.cycles < bestPrice.cycles
+            : !bestPrice.routed && price.colorsNeeded < bestPrice.colorsNeeded;
+    if (k == 1 || better) {
       best = k;
       bestPrice = price;
     }
   }
   setK(best);
+  return bestPrice;
 }

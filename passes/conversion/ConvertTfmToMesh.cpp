@@ -73,9 +73,10 @@ struct ConvertTfmToMeshPass
     }
     // 64 levels of at least two reach every grid; more change nothing.
     if (ktreeK < 0 || ktreeK > 64) {
-      module.emitError("convert-tfm-to-mesh: ktree-k must be at least 1 "
-                       "(or 0: chosen per op by mesh-choose-ktree) and at "
-                       "most 64, got ")
+      module.emitError(
+          "convert-tfm-to-mesh: ktree-k must be at least 1 "
+          "(or 0: one K for all, chosen by mesh-choose-ktree) and at "
+          "most 64, got ")
           << int64_t(ktreeK);
       return signalPassFailure();
     }
@@ -209,11 +210,12 @@ struct ConvertTfmToMeshPass
     if (interleave ||
         (algorithm == mesh::GemmAlgorithm::meshgemm && plan.hasGemm))
       mesh::placeInterleaved(*copy);
-    chooseOpenKtreeK(*copy, grid, target);
-    PlanPrice price = priceRoutedPlan(*copy, grid, target);
-    plan.cycles = price.cycles;
+    std::optional<PlanPrice> price = chooseOpenKtreeK(*copy, grid, target);
+    if (!price)
+      price = priceRoutedPlan(*copy, grid, target);
+    plan.cycles = price->cycles;
     plan.fits =
-        price.routed && !planMemory(main, grid, target.sramBytes).overflow;
+        price->routed && !planMemory(main, grid, target.sramBytes).overflow;
     return plan;
   }
 };

@@ -63,7 +63,7 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
            /*default=*/"::wafer::mesh::AllreduceAlgorithm::ktree",
            "GEMV allreduce", "::wafer::allreduceAlgorithmValues()">,
     Option<"ktreeK", "ktree-k", "int64_t", /*default=*/"2",
-           "K of the K-tree allreduces; 0: left open, chosen per op by "
+           "K of the K-tree allreduces; 0: left open, one K for all chosen by "
            "mesh-choose-ktree">,
     Option<"dtype", "dtype", "::wafer::GridDType",
            /*default=*/"::wafer::GridDType::f32",

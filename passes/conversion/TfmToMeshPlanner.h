@@ -115,7 +115,8 @@ private:
   mesh::GemmOp planGemm(Operation *op, RankedTensorType resultType, Value lhs,
                         Value rhs);
 
-  /// The allreduce of a GEMV, rms_norm or decode attention: a K-tree with
+  /// The allreduce of a GEMV, rms_norm or attention (decode, or prefill
+  /// over lanes): a K-tree with
   /// K = `ktreeK`, left open when it is 0 (mesh-choose-ktree picks it once
   /// the placement is known), or a baseline.
   mesh::AllreduceAttr allreduceAttr() {
@@ -250,7 +251,7 @@ private:
   mesh::GridAttr grid;
   mesh::GemmAlgorithm gemmAlgorithm;
   mesh::AllreduceAlgorithm allreduce;
-  /// K of every K-tree, or 0: chosen per op by mesh-choose-ktree.
+  /// K of every K-tree, or 0: one K for all, chosen by mesh-choose-ktree.
   int64_t ktreeK;
   /// Element type of every distributed tensor (--dtype).
   Type elementType;

@@ -128,12 +128,13 @@ def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
   let description = [{
     `convert-tfm-to-mesh --ktree-k 0` leaves the K of each K-tree allreduce
     open (`#mesh.allreduce<ktree>`). This pass closes it once the placement
-    is known, with one K for every open op (of GEMVs, decode attention and
-    rms_norms): for each K from 1 to a binary tree's depth on the widest
-    open tree, it routes a copy of the module as `mesh-allocate-routes`
-    will (lib/Support/PlanPrice.cpp) and adds up the ops' estimates, the
-    analytic mode's total, and keeps the cheapest K whose routes fit (K = 1,
-    the fewest colors, when none does). Routing each K matters: a K whose
+    is known, with one K for every open op (of GEMVs, rms_norms and
+    attention, decode or prefill over lanes): for each K from 1 to a binary
+    tree's depth on the widest open tree, it routes a copy of the module as
+    `mesh-allocate-routes` will (lib/Support/PlanPrice.cpp) and adds up the
+    ops' estimates, the analytic mode's total, and keeps the cheapest K
+    whose routes fit (when none does, the one whose routes came closest,
+    which mesh-allocate-routes then reports). Routing each K matters: a K whose
     trees overflow the routes gets them relayed hop by hop (LLaMA3-8B
     prefill on 720x720: 612M cycles of attention at K = 4 against 0.66M at
     K = 2). One K, not one per op: trees with equal K along an axis share

@@ -75,7 +75,8 @@ struct CompilePipelineOptions
       allreduceAlgorithmValues()};
   Option<int64_t> ktreeK{
       *this, "ktree-k",
-      llvm::cl::desc("K of the K-tree allreduces (0: chosen per op)"),
+      llvm::cl::desc("K of the K-tree allreduces (0: one K for all, chosen by "
+                     "mesh-choose-ktree)"),
       llvm::cl::init(2)};
   Option<GridDType> dtype{*this, "dtype",
                           llvm::cl::desc("Element type on the grid"),

@@ -11,7 +11,7 @@ the algorithms whose plan fits the SRAM and the routes per core (the cost
 model prices whole plans, so its choice must be the cheapest by the same
 estimates the analytic mode adds up) and its ops must name an algorithm
 that gives that total. One case runs on a target with 10 routes per core,
-where the cheapest plan's routes do not fit, one leaves K to the
+where the cheapest plan's routes do not fit; one leaves K to the
 compiler. Prints one line per case, a
 FAIL line for each miss; exit code 1 on any.
 """

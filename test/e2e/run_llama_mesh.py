@@ -4,7 +4,7 @@
 
 Compiles and runs MODEL_DIR/GRAPH.onnx (prefill or decode) with `wafer-run
 run` on every grid of GRIDS with every combination of GEMM algorithm and
-allreduce (K-tree K = 2, 3 and chosen per op,
+allreduce (K-tree K = 2, 3 and chosen by the cost model,
 pipeline, ring), and for decode also with the concatenating KV cache, in f32: every output's max abs error must be at most 1e-4
 of its largest magnitude against ONNX Runtime (test/reference). A
 combination whose buffers exceed the wse2 core's 48 KB (the allgather GEMM's

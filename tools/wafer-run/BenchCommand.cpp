@@ -173,8 +173,8 @@ Error wafer::validateBenchOptions(const BenchOptions &options) {
         return e;
   for (int64_t k : options.ktreeKs)
     if (k < 0 || k > 64)
-      return benchError("--ktree-k must be between 0 (chosen per op by the "
-                        "cost model) and 64, got " +
+      return benchError("--ktree-k must be between 0 (one K for all, chosen by "
+                        "the cost model) and 64, got " +
                         Twine(k));
   return Error::success();
 }

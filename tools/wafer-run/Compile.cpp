@@ -50,8 +50,9 @@ bool wafer::planFits(mlir::ModuleOp module, CompileOptions options,
 }
 
 /// "; the smallest square grid it fits is NxN" for a model that does not
-/// fit `options.grid`: doubling, then bisection, up to the fabric's smaller
-/// side (assuming the bytes per core do not grow with a square grid).
+/// fit `options.grid`: doubling from its shorter side, then bisection, up to
+/// the fabric's smaller side (assuming the bytes per core do not grow as a
+/// square grid grows), or below that side when its square fits.
 static std::string smallestSquareGrid(mlir::ModuleOp imported,
                                       CompileOptions options) {
   Expected<rt::Target> target = rt::loadTarget(options.target);
@@ -85,7 +86,7 @@ static std::string smallestSquareGrid(mlir::ModuleOp imported,
   if (height != width && fitsSquare(side))
     fits = side;
   else
-    fails = height == width ? height : side;
+    fails = side;
   for (int64_t n = std::min(2 * fails, limit); !fits && n > fails;
        n = std::min(2 * n, limit)) {
     if (fitsSquare(n)) {

@@ -346,8 +346,8 @@ static Expected<CompileOptions> compileOptionsFromCommandLine() {
     if (Error e = parseCompileOption(compile, name, *value))
       return std::move(e);
   if (compile.ktreeK < 0 || compile.ktreeK > 64)
-    return optionError("--ktree-k must be between 0 (chosen per op by the "
-                       "cost model) and 64, got " +
+    return optionError("--ktree-k must be between 0 (one K for all, chosen by "
+                       "the cost model) and 64, got " +
                        Twine(compile.ktreeK));
   return compile;
 }

@@ -83,7 +83,8 @@ struct CompileOptions {
   /// (convert-tfm-to-mesh's `gemm`).
   std::string gemm = "meshgemm";
   mesh::AllreduceAlgorithm allreduce = mesh::AllreduceAlgorithm::ktree;
-  /// K of the K-tree allreduces; 0: chosen per op by mesh-choose-ktree.
+  /// K of the K-tree allreduces; 0: one K for all, chosen by
+  /// mesh-choose-ktree.
   int64_t ktreeK = 2;
   GridDType dtype = GridDType::f32;
   /// KV cache policy (mesh-plan-kv-cache): shift or concat.

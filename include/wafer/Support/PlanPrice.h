@@ -15,12 +15,16 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
+
 namespace wafer {
 
-/// A routed plan's cost: whether its routes fit the target and the sum of
-/// its mesh ops' cycle estimates.
+/// A routed plan's cost: whether its routes fit the target, the colors its
+/// busiest core needs when they do not, and the sum of its mesh ops' cycle
+/// estimates.
 struct PlanPrice {
   bool routed = false;
+  int64_t colorsNeeded = 0;
   int64_t cycles = 0;
 };
 
@@ -33,9 +37,12 @@ PlanPrice priceRoutedPlan(mlir::ModuleOp module, mesh::GridAttr grid,
 /// Closes every K-tree of `module` whose K is open with one K: of K = 1 up
 /// to a binary tree's depth on the widest, the one whose routed plan
 /// (priceRoutedPlan, on a copy) costs the fewest cycles among those whose
-/// routes fit, or K = 1 (the fewest colors) when none does.
-void chooseOpenKtreeK(mlir::ModuleOp module, mesh::GridAttr grid,
-                      const rt::Target &target);
+/// routes fit, or, when none does, the one whose routes came closest (the
+/// smaller K on ties). Returns that plan's price, or nothing when no K-tree
+/// is open.
+std::optional<PlanPrice> chooseOpenKtreeK(mlir::ModuleOp module,
+                                          mesh::GridAttr grid,
+                                          const rt::Target &target);
 
 } // namespace wafer
 

@@ -3,8 +3,9 @@
 // Which routing colors every communicating mesh op's message paths take,
 // and which GEMV trees must relay their messages hop by hop to fit the
 // target's routes per core. mesh-allocate-routes applies it to the plan;
-// convert-tfm-to-mesh's `gemm=auto` applies it to each candidate plan, so
-// that it never chooses an algorithm whose routes do not fit.
+// mesh-choose-ktree and convert-tfm-to-mesh's `gemm=auto` apply it to
+// copies of candidate plans (PlanPrice.h), so that they never choose a K
+// or an algorithm whose routes do not fit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAFER_SUPPORT_ROUTEALLOCATION_H

@@ -10,7 +10,7 @@
 // GRID: error: {{.*}}convert-tfm-to-mesh: grid '5by7' is not of the form HxW
 // FIT: error: {{.*}}convert-tfm-to-mesh: grid 2000x2 does not fit target 'wse2' (fabric 994x750 cores, rows x columns)
 // TARGET: error: {{.*}}convert-tfm-to-mesh: {{.*}}wse9
-// KTREE: error: {{.*}}convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: chosen per op by mesh-choose-ktree) and at most 64, got -1
+// KTREE: error: {{.*}}convert-tfm-to-mesh: ktree-k must be at least 1 (or 0: one K for all, chosen by mesh-choose-ktree) and at most 64, got -1
 // GEMM: error: {{.*}}convert-tfm-to-mesh: gemm must be meshgemm, cannon, summa, allgather or auto, got 'strassen'
 // The typed options' values are checked by the option parser (values in
 // `wafer-opt --help`).

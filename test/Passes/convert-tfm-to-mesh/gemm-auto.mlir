@@ -8,11 +8,12 @@
 // RUN: wafer-opt %s --wafer-compile="grid=5x7 gemm=auto" | FileCheck %s --check-prefix=PIPELINE
 // On a placement forced to INTERLEAVE only MeshGEMM is defined (the
 // all-gather would be rejected by mesh-place-interleave).
-// RUN: wafer-opt %s --convert-tfm-to-mesh="grid=5x7 gemm=auto interleave=true" | FileCheck %s --check-prefix=SQUARE
+// RUN: wafer-opt %s --convert-tfm-to-mesh="grid=5x7 gemm=auto interleave=true" | FileCheck %s --check-prefix=MESHGEMM
 // RUN: wafer-opt %s --wafer-compile="grid=5x7 gemm=auto interleave=true" | FileCheck %s --check-prefix=FORCED
 
 // ODD: mesh.gemm {{.*}}algorithm = #mesh.gemm_algorithm<allgather>
 // SQUARE: mesh.gemm {{.*}}algorithm = #mesh.gemm_algorithm<meshgemm>
+// MESHGEMM: mesh.gemm {{.*}}algorithm = #mesh.gemm_algorithm<meshgemm>
 // PIPELINE: core.program attributes {estimated_cycles = array<i64: {{[0-9]+}}>, grid = #mesh.grid<5x7>, ops = {{\[\[}}"gemm0", "gemm", "allgather"]]
 // FORCED: core.program attributes {{{.*}}interleave{{.*}}ops = {{\[\[}}"gemm0", "gemm", "meshgemm"]]
 func.func @main(%x: tensor<37x50xf32>, %w: tensor<50x29xf32>) -> tensor<37x29xf32> {

@@ -15,8 +15,8 @@
 // With 8 routes per core K = 2's trees do not fit and would be relayed
 // (1119 cycles); K = 3's fit (333).
 // EIGHT-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>
-// With 5 routes no K fits: K = 1, the fewest colors, which
-// mesh-allocate-routes then reports.
+// With 5 routes no K fits: K = 1 and 2 need 7 colors, K = 3 and 4 need 8;
+// the smaller of the closest, which mesh-allocate-routes then reports.
 // FEW-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 1>
 // A K given on the command line is kept.
 // SET-COUNT-3: mesh.gemv {{.*}}allreduce = #mesh.allreduce<ktree, k = 3>

@@ -36,7 +36,7 @@ LayoutAttr getLayout(mlir::Type type);
 /// Places every distributed value under `root` on INTERLEAVE (one placement
 /// for a whole module, so producers and consumers keep agreeing).
 void placeInterleaved(mlir::Operation *root);
-/// Whether the values under `root` are placed on INTERLEAVE.
+/// Whether any value under `root` is placed on INTERLEAVE.
 bool isInterleaved(mlir::Operation *root);
 
 /// Conversions between the attribute and the runtime's description.
