@@ -1,6 +1,7 @@
 //===- PlanPrice.cpp - What a whole routed plan costs ---------------------===//
 #include "wafer/Support/PlanPrice.h"
 #include "wafer/Runtime/TimingModel.h"
+#include "wafer/Support/MemoryPlan.h"
 #include "wafer/Support/RouteAllocation.h"
 
 #include "llvm/Support/Debug.h"
@@ -20,6 +21,8 @@ PlanPrice wafer::priceRoutedPlan(ModuleOp module, mesh::GridAttr grid,
   price.routed = !overflow;
   if (overflow)
     price.colorsNeeded = overflow->needed;
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  price.fitsMemory = main && !planMemory(main, grid, target.sramBytes).overflow;
   bool interleave = mesh::isInterleaved(module);
   rt::TimingModel timing(target);
   module.walk([&](mesh::CostedOpInterface op) {
@@ -50,20 +53,20 @@ std::optional<PlanPrice> wafer::chooseOpenKtreeK(ModuleOp module,
                                            mesh::AllreduceAlgorithm::ktree, k));
   };
   // A K whose trees overflow the routes gets them relayed, hundreds of
-  // times slower; deeper than a binary tree adds nothing.
+  // times slower, and relayed trees need buffers of their own; deeper than
+  // a binary tree adds nothing.
   int64_t best = 1;
   PlanPrice bestPrice;
   for (int64_t k = 1; k == 1 || (int64_t(1) << (k - 1)) < widest; ++k) {
     setK(k);
     OwningOpRef<ModuleOp> copy(module.clone());
     PlanPrice price = priceRoutedPlan(*copy, grid, target);
-    LLVM_DEBUG(llvm::dbgs()
-               << "K = " << k << ": " << price.cycles << " cycles"
-               << (price.routed ? "" : ", routes overflow") << "\n");
+    LLVM_DEBUG(llvm::dbgs() << "K = " << k << ": " << price.cycles << " cycles"
+                            << (price.fits() ? "" : ", does not fit") << "\n");
     bool better =
-        price.routed
-            ? !bestPrice.routed || price.cycles < bestPrice.cycles
-            : !bestPrice.routed && price.colorsNeeded < bestPrice.colorsNeeded;
+        price.fits()
+            ? !bestPrice.fits() || price.cycles < bestPrice.cycles
+            : !bestPrice.fits() && price.colorsNeeded < bestPrice.colorsNeeded;
     if (k == 1 || better) {
       best = k;
       bestPrice = price;

@@ -1,7 +1,6 @@
 //===- ConvertTfmToMesh.cpp - Plan a tfm graph onto a core grid -----------===//
 #include "TfmToMeshPlanner.h"
 
-#include "wafer/Support/MemoryPlan.h"
 #include "wafer/Support/PlanPrice.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -214,8 +213,7 @@ struct ConvertTfmToMeshPass
     if (!price)
       price = priceRoutedPlan(*copy, grid, target);
     plan.cycles = price->cycles;
-    plan.fits =
-        price->routed && !planMemory(main, grid, target.sramBytes).overflow;
+    plan.fits = price->fits();
     return plan;
   }
 };

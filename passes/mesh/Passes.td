@@ -133,8 +133,9 @@ def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
     tree's depth on the widest open tree, it routes a copy of the module as
     `mesh-allocate-routes` will (lib/Support/PlanPrice.cpp) and adds up the
     ops' estimates, the analytic mode's total, and keeps the cheapest K
-    whose routes fit (when none does, the one whose routes came closest,
-    which mesh-allocate-routes then reports). Routing each K matters: a K whose
+    whose routes and buffers fit (when none does, the one whose routes came
+    closest, which mesh-allocate-routes or mesh-check-memory then reports).
+    Routing each K matters: a K whose
     trees overflow the routes gets them relayed hop by hop (LLaMA3-8B
     prefill on 720x720: 612M cycles of attention at K = 4 against 0.66M at
     K = 2). One K, not one per op: trees with equal K along an axis share
