@@ -1,5 +1,4 @@
-//===- KTree.cpp - The K-tree allreduce's cycles
-//---------------------------===//
+//===- KTree.cpp - The K-tree allreduce's cycles --------------------------===//
 #include "wafer/CostModel/CostModel.h"
 #include "wafer/Runtime/Fabric.h"
 
