@@ -135,14 +135,14 @@ def MeshChooseKtree : Pass<"mesh-choose-ktree", "mlir::ModuleOp"> {
     ops' estimates, the analytic mode's total, and keeps the cheapest K
     whose routes and buffers fit (when none does, the one whose routes came
     closest, which mesh-allocate-routes or mesh-check-memory then reports).
-    Routing each K matters: a K whose
-    trees overflow the routes gets them relayed hop by hop (LLaMA3-8B
-    prefill on 720x720: 612M cycles of attention at K = 4 against 0.66M at
-    K = 2). One K, not one per op: trees with equal K along an axis share
-    their colors, while per-op Ks soon exhaust the routes and the trees
-    fall back to relaying (a LLaMA3-8B decode on 660x660 ran 10x slower).
-    Trees whose K is set are left alone. `mesh-allocate-routes`,
-    `mesh-check-memory` and `convert-mesh-to-core` refuse an open K.
+    Routing each K matters: a K whose trees overflow the routes gets them
+    relayed hop by hop (LLaMA3-8B prefill on 720x720: 612M cycles of
+    attention at K = 4 against 0.66M at K = 2). One K, not one per op: trees
+    with equal K along an axis share their colors, while per-op Ks soon
+    exhaust the routes and the trees fall back to relaying (a LLaMA3-8B
+    decode on 660x660 ran 10x slower). Trees whose K is set are left alone.
+    `mesh-allocate-routes`, `mesh-check-memory` and `convert-mesh-to-core`
+    refuse an open K.
 
     Before (a 64-row column, identity placement):
     ```mlir
