@@ -175,6 +175,16 @@ Error wafer::parseCompileOption(CompileOptions &options, StringRef option,
   return Error::success();
 }
 
+Error wafer::checkKtreeK(int64_t k) {
+  if (k >= 0 && k <= 64)
+    return Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--ktree-k must be between 0 (one K for all, chosen by the cost model) "
+      "and 64, got " +
+          llvm::Twine(k));
+}
+
 std::string wafer::compileOptionText(const CompileOptions &options,
                                      StringRef option) {
   if (option == "gemm")

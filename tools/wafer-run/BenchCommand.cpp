@@ -172,10 +172,8 @@ Error wafer::validateBenchOptions(const BenchOptions &options) {
       if (Error e = parseCompileOption(scratch, name, value))
         return e;
   for (int64_t k : options.ktreeKs)
-    if (k < 0 || k > 64)
-      return benchError("--ktree-k must be between 0 (one K for all, chosen by "
-                        "the cost model) and 64, got " +
-                        Twine(k));
+    if (Error e = checkKtreeK(k))
+      return e;
   return Error::success();
 }
 

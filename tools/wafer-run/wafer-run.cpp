@@ -345,10 +345,8 @@ static Expected<CompileOptions> compileOptionsFromCommandLine() {
         std::pair{"prefill-heads", &prefillHeadsOption}})
     if (Error e = parseCompileOption(compile, name, *value))
       return std::move(e);
-  if (compile.ktreeK < 0 || compile.ktreeK > 64)
-    return optionError("--ktree-k must be between 0 (one K for all, chosen by "
-                       "the cost model) and 64, got " +
-                       Twine(compile.ktreeK));
+  if (Error e = checkKtreeK(compile.ktreeK))
+    return std::move(e);
   return compile;
 }
 

@@ -117,6 +117,10 @@ struct CompileOptions {
 llvm::Error parseCompileOption(CompileOptions &options, llvm::StringRef option,
                                llvm::StringRef value);
 
+/// Checks `--ktree-k`'s value: 0 (one K for all, chosen by the cost model)
+/// to 64.
+llvm::Error checkKtreeK(int64_t k);
+
 /// The text of such a field, as parseCompileOption reads it.
 std::string compileOptionText(const CompileOptions &options,
                               llvm::StringRef option);
