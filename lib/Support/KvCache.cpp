@@ -1,5 +1,8 @@
 //===- KvCache.cpp - Where a KV cache keeps its tokens --------------------===//
 #include "wafer/Support/KvCache.h"
+#include "wafer/Runtime/Layout.h"
+#include "wafer/Support/CheckedMath.h"
+#include "wafer/Support/LocalTile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -90,13 +93,46 @@ int64_t KvCacheLayout::tokenLimit() const {
 int64_t wafer::kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
                              mesh::KvPolicy policy) {
   int64_t step = (past + rows - 1) / rows + 1;
+  // A capacity from the command line may be near INT64_MAX.
   if (policy == mesh::KvPolicy::shift)
-    return std::max(step, (capacity + rows - 1) / rows);
+    return std::max(step, capacity / rows + (capacity % rows != 0));
   // Concat: the bottom row holds its share of the past and every new token.
   KvCacheLayout layout;
   layout.rows = rows;
   layout.past = past;
-  return std::max(step, layout.countBefore(rows - 1) + capacity - past);
+  return std::max(step,
+                  saturatingAdd(layout.countBefore(rows - 1), capacity - past));
+}
+
+mlir::LogicalResult wafer::checkKvCacheFits(mlir::Operation *op,
+                                            mlir::RankedTensorType cache,
+                                            int64_t slots,
+                                            llvm::StringRef pass) {
+  mesh::GridAttr grid = mesh::lookupGrid(op);
+  mesh::TargetAttr target = mesh::lookupTarget(op);
+  mesh::LayoutAttr layout = mesh::getLayout(cache);
+  if (!grid || !target || !layout)
+    return mlir::success();
+  // One position per row of cores gives a core's elements per slot.
+  std::vector<int64_t> shape(cache.getShape().begin(), cache.getShape().end());
+  shape[2] = grid.getHeight();
+  int64_t perSlot = rt::localElements(shape, layout.toRuntime(),
+                                      grid.getHeight(), grid.getWidth());
+  int64_t slotsPerRow =
+      slots / grid.getHeight() + (slots % grid.getHeight() != 0);
+  int64_t bytes =
+      bufferBytes(saturatingMul(perSlot, slotsPerRow), cache.getElementType());
+  int64_t sram = target.getValue().sramBytes;
+  if (bytes <= sram)
+    return mlir::success();
+  // A saturated size is past what int64_t counts.
+  std::string needs = bytes > std::numeric_limits<int64_t>::max() - 4
+                          ? std::string("more than 2^63")
+                          : std::to_string(bytes);
+  return op->emitError(pass)
+         << ": a KV cache of " << slots << " positions needs " << needs
+         << " bytes per core, more than target '" << target.getName()
+         << "' has (" << sram << ")";
 }
 
 KvCacheLayout wafer::getKvCacheLayout(mesh::KvAppendOp op) {

@@ -255,6 +255,9 @@ LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
   mesh::DistributeOp cache = placeNamed(
       op.getLoc(), past, stored, target, {1, form.lanes(), slots, 2},
       layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
+  if (failed(
+          checkKvCacheFits(op, cache.getType(), slots, "convert-tfm-to-mesh")))
+    return failure();
   SmallVector<int64_t> placement(slots, -1);
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
     placement[slot] = int64_t(position);

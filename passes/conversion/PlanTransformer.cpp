@@ -462,6 +462,8 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
   shape[2] = h * cacheLayout.slotsPerRow;
   auto cacheType = RankedTensorType::get(
       shape, elementType, layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
+  if (failed(checkKvCacheFits(op, cacheType, shape[2], "convert-tfm-to-mesh")))
+    return failure();
   SmallVector<int64_t> placement(shape[2], -1);
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))
     placement[slot] = int64_t(position);

@@ -484,6 +484,12 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
+    # A past that fits no core: refused before anything is sized by it.
+    for past in ("100000000", "99999999999999"):
+        c.bad("run_dim_param_past_" + past,
+              [run, "run", decode, "--grid", "4x4", "--mode", "analytic",
+               "--dim-param", "past=" + past], "a KV cache of",
+              "bytes per core, more than target 'wse2' has (49152)")
     c.bad("run_no_model", [run, "run"], "expected a model")
     c.bad("run_no_command", [run], "expected a command")
     c.bad("run_bundle_with_compile_options",

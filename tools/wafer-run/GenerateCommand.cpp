@@ -22,6 +22,7 @@
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/CheckpointTokenizer.h"
 #include "wafer/Import/Tokenizer.h"
+#include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/KvCache.h"
 #include "wafer/Support/ToolSupport.h"
 
@@ -154,7 +155,7 @@ Error Generation::prepareTokens() {
       return ids.takeError();
     prompt = std::move(*ids);
   }
-  int64_t total = int64_t(prompt.size()) + options.maxNewTokens;
+  int64_t total = saturatingAdd(int64_t(prompt.size()), options.maxNewTokens);
   std::optional<int64_t> maxContext = model->maxContext();
   if (maxContext && total > *maxContext)
     return generateError(formatv("{0}: the prompt's {1} tokens and {2} new "
@@ -201,8 +202,8 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
 
 Error Generation::compilePrograms() {
   // The decode program first: its caches' size is the hand-off's.
-  auto program =
-      compileDecode(int64_t(prompt.size()) + options.maxNewTokens);
+  auto program = compileDecode(
+      saturatingAdd(int64_t(prompt.size()), options.maxNewTokens));
   if (!program)
     return generateError("decode on " + options.decode.grid + ": " +
                          toString(program.takeError()));

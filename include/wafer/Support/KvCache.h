@@ -58,6 +58,15 @@ struct KvCacheLayout {
 int64_t kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
                       mesh::KvPolicy policy);
 
+/// Fails, naming `pass`, when a cache of type `cache` ([.., .., P, ..], its
+/// positions split along y) resized to `slots` positions would not fit one
+/// core's SRAM on the target of `op`'s module. The slots come from the
+/// command line (a context length, a --dim-param), so this is checked
+/// before anything is sized by them.
+mlir::LogicalResult checkKvCacheFits(mlir::Operation *op,
+                                     mlir::RankedTensorType cache,
+                                     int64_t slots, llvm::StringRef pass);
+
 /// The layout of a mesh.kv_append.
 KvCacheLayout getKvCacheLayout(mesh::KvAppendOp op);
 /// The layout a mesh.kv_handoff fills: the past of its S source positions.

@@ -2,6 +2,8 @@
 // RUN: wafer-opt %s --mesh-plan-kv-cache="policy=shift capacity=40" | FileCheck %s --check-prefix=SHIFT
 // RUN: wafer-opt %s --mesh-plan-kv-cache="policy=concat capacity=20" | FileCheck %s --check-prefix=CONCAT
 // RUN: wafer-opt %s --mesh-plan-kv-cache="policy=shift capacity=3" | FileCheck %s --check-prefix=SMALL
+// RUN: not wafer-opt %s --mesh-plan-kv-cache="policy=shift capacity=20000" 2>&1 | FileCheck %s --check-prefix=SRAM
+// RUN: not wafer-opt %s --mesh-plan-kv-cache="policy=concat capacity=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE
 
 // Shift spreads 40 tokens over all rows: 10 slots each. The past keeps its
 // rows; token 9 ends in row 2 after row 3 passes its oldest one up.
@@ -14,6 +16,12 @@
 // CONCAT: -> tensor<1x2x56x4xf32
 // CONCAT: mesh.kv_append {{.*}}policy = #mesh.kv_policy<concat>{{.*}}-> tensor<1x2x56x4xf32
 // CONCAT: mesh.collect {{.*}}index_map = array<i64: 0, 1, 14, 15, 28, 29, 42, 43, 44, 45>}
+
+// More tokens than a core's SRAM holds (target wse2: 49,152 bytes; a
+// core holds 4 values of 4 bytes per slot): one line before any index map
+// is built, at any size.
+// SRAM: error: {{.*}}mesh-plan-kv-cache: a KV cache of 20000 positions needs 80000 bytes per core, more than target 'wse2' has (49152)
+// HUGE: error: {{.*}}mesh-plan-kv-cache: a KV cache of 9223372036854775807 positions needs more than 2^63 bytes per core, more than target 'wse2' has (49152)
 
 // A capacity below the step's own keeps the step's room (4 slots a row).
 // SMALL: mesh.kv_append {{.*}}-> tensor<1x2x16x4xf32
