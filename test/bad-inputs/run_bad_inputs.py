@@ -153,6 +153,19 @@ def int_div_model(path):
         graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def range_model(path, start, limit, delta, elem):
+    """Range of constant scalars (its length must be known to import)."""
+    def const(name, value):
+        return helper.make_node("Constant", [], [name], name="c_" + name,
+                                value=numpy_helper.from_array(value))
+    graph = helper.make_graph(
+        [const("s", start), const("l", limit), const("d", delta),
+         helper.make_node("Range", ["s", "l", "d"], ["y"], name="range")],
+        "g", [], [helper.make_tensor_value_info("y", elem, ["n"])])
+    save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), path)
+
+
 def build(c):
     w, onnx_in = c.path, None
     opt, tr, run = c.tool("wafer-opt"), c.tool("wafer-translate"), c.tool(
@@ -333,6 +346,15 @@ def build(c):
         c.bad(f"run_token_id_{name}", [run, "run", decode, "--grid", "4x4",
                                        "--inputs", w(f"ids_{name}.npz")],
               words)
+    f32, i64 = np.float32, np.int64
+    for name, start, limit, delta, elem in [
+            ("tiny_step", f32(0), f32(1e30), f32(1e-30), TensorProto.FLOAT),
+            ("infinite", f32(0), f32(np.inf), f32(1), TensorProto.FLOAT),
+            ("int64_span", i64(2**63 - 1), i64(-2**63), i64(-1),
+             TensorProto.INT64)]:
+        range_model(w(f"range_{name}.onnx"), start, limit, delta, elem)
+        c.bad("onnx_range_" + name, imp + [w(f"range_{name}.onnx")],
+              "no finite length below 2^40")
     int_div_model(w("div.onnx"))
     np.savez(w("div.npz"), a=np.array([7, 8], np.int64),
              b=np.array([2, 0], np.int64))
