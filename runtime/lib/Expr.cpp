@@ -2,8 +2,9 @@
 //
 // A recursive-descent parser with C precedence (lowest first):
 //   ||   &&   == !=   < <= > >=   + -   * / %   unary - !
-// Arithmetic wraps around on overflow (two's complement) rather than being
-// undefined, so that no input can crash the emulator.
+// A result outside int64_t is an error, as division by zero is: a bundle's
+// expressions come from a file, and a wrapped loop count or offset would be
+// a silently wrong run.
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Expr.h"
@@ -237,18 +238,11 @@ private:
   size_t errorPos = 0;
 };
 
-int64_t wrapAdd(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) + uint64_t(b));
-}
-int64_t wrapSub(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) - uint64_t(b));
-}
-int64_t wrapMul(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) * uint64_t(b));
-}
+/// Why an evaluation has no value.
+enum class Fault { None, DivisionByZero, Overflow };
 
-/// Evaluates without allocating; returns false on division by zero.
-bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
+/// Evaluates without allocating; on a fault, returns false and says which.
+bool eval(const Node &n, const ExprEnv &env, int64_t &out, Fault &fault) {
   switch (n.kind) {
   case Node::Kind::Literal:
     out = n.value;
@@ -282,12 +276,15 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     }
     return true;
   case Node::Kind::Neg:
-    if (!eval(*n.lhs, env, out))
+    if (!eval(*n.lhs, env, out, fault))
       return false;
-    out = wrapSub(0, out);
+    if (__builtin_sub_overflow(int64_t(0), out, &out)) {
+      fault = Fault::Overflow;
+      return false;
+    }
     return true;
   case Node::Kind::Not:
-    if (!eval(*n.lhs, env, out))
+    if (!eval(*n.lhs, env, out, fault))
       return false;
     out = out == 0;
     return true;
@@ -295,7 +292,7 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     break;
   }
   int64_t a = 0, b = 0;
-  if (!eval(*n.lhs, env, a))
+  if (!eval(*n.lhs, env, a, fault))
     return false;
   // && and || short-circuit as in C, so `d != 0 && n / d > 1` is safe.
   if (n.op == BinOp::And && a == 0) {
@@ -306,25 +303,31 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     out = 1;
     return true;
   }
-  if (!eval(*n.rhs, env, b))
+  if (!eval(*n.rhs, env, b, fault))
     return false;
+  bool overflow = false;
   switch (n.op) {
   case BinOp::Add:
-    out = wrapAdd(a, b);
+    overflow = __builtin_add_overflow(a, b, &out);
     break;
   case BinOp::Sub:
-    out = wrapSub(a, b);
+    overflow = __builtin_sub_overflow(a, b, &out);
     break;
   case BinOp::Mul:
-    out = wrapMul(a, b);
+    overflow = __builtin_mul_overflow(a, b, &out);
     break;
   case BinOp::Div:
   case BinOp::Rem:
-    if (b == 0)
+    if (b == 0) {
+      fault = Fault::DivisionByZero;
       return false;
-    // INT64_MIN / -1 overflows; wrap like the other operators.
-    if (b == -1)
-      out = n.op == BinOp::Div ? wrapSub(0, a) : 0;
+    }
+    // INT64_MIN / -1 is the one quotient outside int64_t (and C++ leaves
+    // INT64_MIN % -1 undefined too).
+    if (b == -1 && n.op == BinOp::Div)
+      overflow = __builtin_sub_overflow(int64_t(0), a, &out);
+    else if (b == -1)
+      out = 0;
     else
       out = n.op == BinOp::Div ? a / b : a % b;
     break;
@@ -351,7 +354,9 @@ bool eval(const Node &n, const ExprEnv &env, int64_t &out) {
     out = b != 0;
     break;
   }
-  return true;
+  if (overflow)
+    fault = Fault::Overflow;
+  return !overflow;
 }
 
 unsigned dependencesOf(const Node &n) {
@@ -391,9 +396,13 @@ Expected<Expr> Expr::parse(StringRef text) {
 
 Expected<int64_t> Expr::evaluate(const ExprEnv &env) const {
   int64_t value = 0;
-  if (!eval(*root_, env, value))
+  Fault fault = Fault::None;
+  if (!eval(*root_, env, value, fault))
     return createStringError(inconvertibleErrorCode(),
-                             "expression '" + text_ + "': division by zero");
+                             "expression '" + text_ + "': " +
+                                 (fault == Fault::Overflow
+                                      ? "the value does not fit in 64 bits"
+                                      : "division by zero"));
   return value;
 }
 

@@ -347,6 +347,11 @@ TEST(Emulator, ExpressionErrorsNameTheCore) {
   p.roles[1].body = {repeat("1 / (x - 1)", {})};
   EXPECT_EQ(runError(p, iotaInput("x", {16})),
             "core (1,0): expression '1 / (x - 1)': division by zero");
+  // A count that wraps to 0 would skip the loop silently.
+  p.roles[1].body = {repeat("4611686018427387904 * (x + 3)", {})};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (1,0): expression '4611686018427387904 * (x + 3)': the "
+            "value does not fit in 64 bits");
   p.roles[1].body = {repeat("x - 3", {})};
   EXPECT_EQ(runError(p, iotaInput("x", {16})),
             "core (1,0): repeat count -2 of 'x - 3' is negative");

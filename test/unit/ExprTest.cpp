@@ -87,6 +87,20 @@ TEST(Expr, DivisionByZeroIsAnError) {
   EXPECT_NE(errorOf(r.evaluate({})), "");
 }
 
+TEST(Expr, OverflowIsAnError) {
+  // A loop count that wrapped to 0 would skip the loop without a word.
+  for (const char *text :
+       {"4611686018427387904 * 4", "9223372036854775807 + 1",
+        "0 - 9223372036854775807 - 2", "-(0 - 9223372036854775807 - 1)",
+        "(0 - 9223372036854775807 - 1) / (0 - 1)"})
+    EXPECT_EQ(errorOf(llvm::cantFail(Expr::parse(text)).evaluate({})),
+              std::string("expression '") + text +
+                  "': the value does not fit in 64 bits")
+        << text;
+  EXPECT_EQ(eval("(0 - 9223372036854775807 - 1) % (0 - 1)"), 0);
+  EXPECT_EQ(eval("9223372036854775807 - 1 + 1"), 9223372036854775807);
+}
+
 TEST(Expr, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parseError("1 +"),
             "expression '1 +': expected an operand at column 4");
