@@ -10,6 +10,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -80,6 +81,34 @@ static std::string oneLine(StringRef text, StringRef tool) {
   if (parts.empty())
     return "bad command line";
   return join(parts, "; ");
+}
+
+Error wafer::flushOutput(raw_fd_ostream &os, StringRef path) {
+  os.flush();
+  if (!os.has_error())
+    return Error::success();
+  std::string message = os.error().message();
+  os.clear_error();
+  return createStringError(inconvertibleErrorCode(),
+                           (path == "-" ? StringRef("<stdout>") : path) +
+                               ": cannot write: " + message);
+}
+
+bool wafer::keepOutputFile(ToolOutputFile &file, StringRef path) {
+  if (Error error = flushOutput(file.os(), path)) {
+    errs() << "error: " << toString(std::move(error)) << "\n";
+    return false;
+  }
+  file.keep();
+  return true;
+}
+
+int wafer::exitStatusWithStdout(int status) {
+  if (Error error = flushOutput(outs(), "<stdout>")) {
+    errs() << "error: " << toString(std::move(error)) << "\n";
+    return 1;
+  }
+  return status;
 }
 
 std::string wafer::captureStderr(function_ref<void()> action) {

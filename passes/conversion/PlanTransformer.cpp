@@ -488,8 +488,8 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
   bool caches = isa_and_nonnull<tfm::ConcatOp>(op.getKey().getDefiningOp());
   if (query.getDimSize(2) == 1 && !caches)
     return op.emitError("convert-tfm-to-mesh: attention of a one-token "
-                        "prompt is not supported (run the decode graph with "
-                        "an empty past instead)");
+                        "prompt is not supported (wafer-run generate runs "
+                        "one through the decode graph, at position 0)");
   if (query.getDimSize(2) > 1) {
     // Prefill: queries, keys and values all [L, KVH, X].
     if (!op.getCausal() || !isHeadForm(op.getKey()) ||

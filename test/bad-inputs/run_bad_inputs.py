@@ -506,6 +506,16 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
+    # A full disk: one line naming the file, not LLVM's fatal error.
+    analytic = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8"]
+    for name, argv in [
+            ("run_stats", analytic + ["--mode", "analytic", "--stats"]),
+            ("run_trace", analytic + ["--mode", "timing", "--trace"]),
+            ("translate_output", imp + [decode, "--dim-param", "past=8",
+                                        "-o"]),
+            ("opt_output", [opt, w("tiny.tfm.mlir"), "-o"])]:
+        c.bad("full_disk_" + name, argv + ["/dev/full"],
+              "/dev/full: cannot write: No space left on device")
     # A past that fits no core: refused before anything is sized by it.
     for past in ("100000000", "99999999999999"):
         c.bad("run_dim_param_past_" + past,

@@ -119,8 +119,7 @@ static int runOpt(mlir::DialectRegistry &registry,
     module->print(output->os());
     output->os() << "\n";
   }
-  output->keep();
-  return 0;
+  return wafer::keepOutputFile(*output, outputFilename) ? 0 : 1;
 }
 
 /// MLIR's driver options (printing, bytecode, plugins, diagnostics
@@ -184,6 +183,5 @@ int main(int argc, char **argv) {
   if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(*input), registry,
                                      config)))
     return 1;
-  output->keep();
-  return 0;
+  return wafer::keepOutputFile(*output, outputFilename) ? 0 : 1;
 }

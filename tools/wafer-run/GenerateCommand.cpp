@@ -484,7 +484,7 @@ Error Generation::writeTrace() const {
     return generateError(options.tracePath + ": cannot write: " +
                          ec.message());
   rt::writeChromeTrace(runs, os);
-  return Error::success();
+  return flushOutput(os, options.tracePath);
 }
 
 json::Value Generation::statsJSON() const {
@@ -639,6 +639,8 @@ Error Generation::run() {
       return generateError(options.statsPath + ": cannot write: " +
                            ec.message());
     os << formatv("{0:2}", statsJSON()) << "\n";
+    if (Error error = flushOutput(os, options.statsPath))
+      return error;
   }
   if (Error e = writeTrace())
     return e;

@@ -725,6 +725,8 @@ static int run() {
                             (*phase)->tokens / scaled->seconds);
     }
     os << formatv("{0:2}", stats) << "\n";
+    if (Error error = flushOutput(os, statsPath))
+      return fail(toString(std::move(error)));
   }
   if (!tracePath.empty()) {
     std::error_code ec;
@@ -732,6 +734,8 @@ static int run() {
     if (ec)
       return fail(tracePath + ": cannot write: " + ec.message());
     rt::writeChromeTrace(*program, *result, os);
+    if (Error error = flushOutput(os, tracePath))
+      return fail(toString(std::move(error)));
   }
   printReport(*program, result->stats, *phase, scaled);
   if (checkOption)
@@ -856,11 +860,7 @@ static int bench() {
   return runBenchCommand(options);
 }
 
-int main(int argc, char **argv) {
-  InitLLVM init(argc, argv);
-  hideForeignOptions();
-  if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
-    return 1;
+static int runCommandLine() {
   modelPath = runCommand        ? runModel
               : generateCommand ? generateModel
               : benchCommand    ? benchModel
@@ -880,4 +880,12 @@ int main(int argc, char **argv) {
                           outputsPath);
   return fail("expected a command: wafer-run run|eval|generate|bench MODEL "
               "... (see --help)");
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  hideForeignOptions();
+  if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
+    return 1;
+  return exitStatusWithStdout(runCommandLine());
 }

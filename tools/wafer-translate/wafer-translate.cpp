@@ -126,8 +126,7 @@ static int checkpointMain() {
     return 1;
   }
   (*module)->print(file->os());
-  file->keep();
-  return 0;
+  return wafer::keepOutputFile(*file, outputFilename) ? 0 : 1;
 }
 
 static void registerImportOnnx() {
@@ -180,7 +179,7 @@ int main(int argc, char **argv) {
           "tokenizers\n"))
     return 1;
   if (wafer::isTokenizerCommand())
-    return wafer::runTokenizerCommand();
+    return wafer::exitStatusWithStdout(wafer::runTokenizerCommand());
   if (inspect.getNumOccurrences() || gguf.getNumOccurrences() ||
       safetensors.getNumOccurrences())
     return checkpointMain();
@@ -209,6 +208,5 @@ int main(int argc, char **argv) {
   sourceMgr->AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
   if (mlir::failed((*translation)(sourceMgr, output->os(), &context)))
     return 1;
-  output->keep();
-  return 0;
+  return wafer::keepOutputFile(*output, outputFilename) ? 0 : 1;
 }

@@ -19,6 +19,10 @@
 
 #include <memory>
 
+namespace llvm {
+class ToolOutputFile;
+} // namespace llvm
+
 namespace wafer {
 
 /// Keeps the memory of large freed blocks in the process (glibc's malloc
@@ -60,6 +64,20 @@ bool parseCommandLine(int argc, const char *const *argv,
 /// direct writes too) going to a temporary file, and returns what it wrote:
 /// for libraries that print multi-line messages where a tool wants one.
 std::string captureStderr(llvm::function_ref<void()> action);
+
+/// Flushes `os`. A write that failed (a full disk) becomes the Error
+/// `path: cannot write: ...` and is cleared from the stream, which LLVM
+/// would otherwise turn into a fatal error when the stream is destroyed.
+llvm::Error flushOutput(llvm::raw_fd_ostream &os, llvm::StringRef path);
+
+/// Keeps the written `file` (`path` on the command line) and returns true,
+/// or prints flushOutput's error line and returns false (the file is then
+/// removed).
+bool keepOutputFile(llvm::ToolOutputFile &file, llvm::StringRef path);
+
+/// A tool's exit status: `status`, or 1 after one error line when what it
+/// wrote to stdout could not be written.
+int exitStatusWithStdout(int status);
 
 /// Opens `path` ("-" for stdin) as a whole: regular files and stdin only, so
 /// that a FIFO or a directory is an error rather than a hang.
