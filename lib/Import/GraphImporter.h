@@ -94,6 +94,9 @@ private:
                                                        const llvm::Twine &what);
   llvm::Expected<double> knownScalar(mlir::Value v, const llvm::Twine &what);
   llvm::Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  /// The type of a node's result. A shape with a negative dimension or
+  /// more than 2^63 elements is not a type: importNode then reports it as
+  /// the node's error.
   mlir::RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape,
                                     mlir::Type element);
   /// Builds a tfm op of `resultType` and records its value when every
@@ -175,6 +178,9 @@ private:
   llvm::DenseMap<mlir::Value, eval::Tensor> known;
   const onnx::NodeProto *node = nullptr;
   std::string nodeName;
+  /// What is wrong with the first shape tensorType was given that is not
+  /// one.
+  std::optional<std::string> badShape;
   mlir::Location loc;
 };
 

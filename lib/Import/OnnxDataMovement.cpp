@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "GraphImporter.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
+#include "wafer/Support/CheckedMath.h"
 
 using namespace mlir;
 using namespace wafer;
@@ -173,7 +174,7 @@ llvm::Expected<Value> GraphImporter::importReshape(ArrayRef<Value> in) {
     if (d < 0)
       return nodeError("shape has a negative dimension");
     shape.push_back(d);
-    product *= d;
+    product = saturatingMul(product, d);
   }
   int64_t count = eval::elementCount(input);
   if (inferred >= 0) {

@@ -10,6 +10,7 @@
 #include "OnnxChecker.h"
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/WeightStore.h"
+#include "wafer/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -257,6 +258,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
     auto shape = inputShape(path, input, options);
     if (!shape)
       return shape.takeError();
+    if (!checkedElementCount(*shape))
+      return fail(path + ": input '" + input.name() + "' of shape " +
+                  formatShape(*shape) + " holds more than 2^63 elements");
     argTypes.push_back(tensorType(*shape, *element));
     argNames.push_back(input.name());
   }
@@ -364,6 +368,12 @@ llvm::Error GraphImporter::importNode(const onnx::NodeProto &n, size_t index,
     inputs.push_back(v);
   }
   auto results = importOp(n, inputs);
+  if (badShape) {
+    llvm::consumeError(results.takeError());
+    std::string what = std::move(*badShape);
+    badShape.reset();
+    return nodeError(what);
+  }
   if (!results)
     return results.takeError();
   if (int64_t(results->size()) < n.output_size() - (n.op_type() == "Dropout"))
@@ -383,6 +393,11 @@ llvm::Error GraphImporter::nodeError(const llvm::Twine &what) {
 
 RankedTensorType GraphImporter::tensorType(ArrayRef<int64_t> shape,
                                            Type element) {
+  if (!badShape && !checkedElementCount(shape))
+    badShape = "its result shape " + formatShape(shape) +
+               (llvm::any_of(shape, [](int64_t d) { return d < 0; })
+                    ? " has a negative dimension"
+                    : " holds more than 2^63 elements");
   return RankedTensorType::get(shape, element);
 }
 
@@ -392,8 +407,8 @@ static constexpr int64_t kKnownValueLimit = 1 << 16;
 
 Value GraphImporter::record(Operation *op) {
   Value result = op->getResult(0);
-  if (cast<RankedTensorType>(result.getType()).getNumElements() >
-      kKnownValueLimit)
+  if (checkedElementCount(cast<RankedTensorType>(result.getType()).getShape())
+          .value_or(kKnownValueLimit + 1) > kKnownValueLimit)
     return result;
   SmallVector<const eval::Tensor *> operands;
   // A shape is known from the type alone, whatever the tensor holds.

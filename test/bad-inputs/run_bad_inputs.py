@@ -153,15 +153,16 @@ def int_div_model(path):
         graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def range_model(path, start, limit, delta, elem):
-    """Range of constant scalars (its length must be known to import)."""
-    def const(name, value):
-        return helper.make_node("Constant", [], [name], name="c_" + name,
-                                value=numpy_helper.from_array(value))
+def constant_inputs_model(path, op_type, values, elem):
+    """One `op_type` node of Constant inputs (values the importer knows, as
+    a shape or a length must be)."""
+    names = [f"c{i}" for i in range(len(values))]
+    consts = [helper.make_node("Constant", [], [n], name=n,
+                               value=numpy_helper.from_array(v))
+              for n, v in zip(names, values)]
     graph = helper.make_graph(
-        [const("s", start), const("l", limit), const("d", delta),
-         helper.make_node("Range", ["s", "l", "d"], ["y"], name="range")],
-        "g", [], [helper.make_tensor_value_info("y", elem, ["n"])])
+        consts + [helper.make_node(op_type, names, ["y"], name="op")], "g",
+        [], [helper.make_tensor_value_info("y", elem, None)])
     save(helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", 17)]), path)
 
@@ -352,9 +353,17 @@ def build(c):
             ("infinite", f32(0), f32(np.inf), f32(1), TensorProto.FLOAT),
             ("int64_span", i64(2**63 - 1), i64(-2**63), i64(-1),
              TensorProto.INT64)]:
-        range_model(w(f"range_{name}.onnx"), start, limit, delta, elem)
+        constant_inputs_model(w(f"range_{name}.onnx"), "Range",
+                              [start, limit, delta], elem)
         c.bad("onnx_range_" + name, imp + [w(f"range_{name}.onnx")],
               "no finite length below 2^40")
+    for name, shape, words in [
+            ("negative", [-3, 4], "shape [-3, 4] has a negative dimension"),
+            ("huge", [2**31] * 3, "holds more than 2^63 elements")]:
+        constant_inputs_model(w(f"cos_{name}.onnx"), "ConstantOfShape",
+                              [np.array(shape, np.int64)], TensorProto.FLOAT)
+        c.bad("onnx_constant_of_shape_" + name,
+              imp + [w(f"cos_{name}.onnx")], words)
     int_div_model(w("div.onnx"))
     np.savez(w("div.npz"), a=np.array([7, 8], np.int64),
              b=np.array([2, 0], np.int64))
@@ -517,6 +526,11 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
         c.bad("full_disk_" + name, argv + ["/dev/full"],
               "/dev/full: cannot write: No space left on device")
     # A past that fits no core: refused before anything is sized by it.
+    c.bad("run_dim_param_past_over_2_63",
+          [run, "run", decode, "--grid", "4x4", "--mode", "analytic",
+           "--dim-param", "past=4611686018427387904"],
+          "input 'past.0.key' of shape [1, 2, 4611686018427387904, 16] holds "
+          "more than 2^63 elements")
     for past in ("100000000", "99999999999999"):
         c.bad("run_dim_param_past_" + past,
               [run, "run", decode, "--grid", "4x4", "--mode", "analytic",
