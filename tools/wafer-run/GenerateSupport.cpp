@@ -3,6 +3,7 @@
 
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Eval/Evaluator.h"
+#include "wafer/Import/Tokenizer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -58,21 +59,14 @@ int64_t wafer::argmax(ArrayRef<float> values) {
 
 Expected<std::vector<int64_t>> wafer::parseTokenList(StringRef text,
                                              int64_t vocabSize) {
-  std::vector<int64_t> ids;
-  SmallVector<StringRef> items;
-  text.split(items, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef item : items) {
-    int64_t id;
-    if (item.trim().getAsInteger(10, id))
-      return supportError("--tokens: '" + item + "' is not a token id");
+  Expected<std::vector<int64_t>> ids = parseTokenIds(text);
+  if (!ids)
+    return ids.takeError();
+  for (int64_t id : *ids)
     if (id < 0 || id >= vocabSize)
       return supportError(formatv("--tokens: token id {0} is outside the "
-                                   "vocabulary (0 .. {1})",
-                                   id, vocabSize - 1));
-    ids.push_back(id);
-  }
-  if (ids.empty())
-    return supportError("--tokens: give at least one token id");
+                                  "vocabulary (0 .. {1})",
+                                  id, vocabSize - 1));
   return ids;
 }
 

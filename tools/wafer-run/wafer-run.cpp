@@ -631,6 +631,8 @@ static int run() {
                 "' (known: functional, timing, analytic)");
   if (maxCyclesOption < 1 || maxInstructionsOption < 1)
     return fail("--max-cycles and --max-instructions must be positive");
+  if (!(checkToleranceOption >= 0))
+    return fail("--check-tolerance must be at least 0");
   if (statsDetail && statsPath.empty())
     return fail("--stats-detail needs --stats FILE");
   if (*mode != rt::EmulatorMode::Functional && !outputsPath.empty())

@@ -83,19 +83,11 @@ int wafer::runTokenizerCommand() {
                   input.getError().message());
     listText = (*input)->getBuffer().trim().str();
   }
-  SmallVector<StringRef> fields;
-  StringRef(listText).split(fields, ',', -1, /*KeepEmpty=*/false);
-  if (fields.empty())
-    return fail("--tokens: no token ids given");
+  Expected<std::vector<int64_t>> ids = wafer::parseTokenIds(listText);
+  if (!ids)
+    return fail(toString(ids.takeError()));
   wafer::TokenDecoder decoder(**tokenizer);
-  for (StringRef field : fields) {
-    int64_t id;
-    if (field.trim().getAsInteger(10, id)) {
-      std::string shown;
-      raw_string_ostream os(shown);
-      printEscapedString(field, os);
-      return fail("--tokens: '" + shown + "' is not a token id");
-    }
+  for (int64_t id : *ids) {
     Expected<std::string> text = decoder.push(id);
     if (!text)
       return fail(toString(text.takeError()));

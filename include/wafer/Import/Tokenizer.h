@@ -163,6 +163,11 @@ llvm::Expected<Vocabulary> readTokenizerJson(llvm::StringRef path);
 llvm::Expected<std::unique_ptr<Tokenizer>>
 loadTokenizerFile(llvm::StringRef path);
 
+/// The token ids of a `--tokens` list, "1,2,3": an empty list or item, or
+/// an item that is not an integer, is an error quoting it. Whether the ids
+/// are in the vocabulary is the caller's check.
+llvm::Expected<std::vector<int64_t>> parseTokenIds(llvm::StringRef text);
+
 } // namespace wafer
 
 #endif // WAFER_IMPORT_TOKENIZER_H

@@ -176,6 +176,25 @@ createTokenizer(const Vocabulary &vocabulary, StringRef where) {
   return createByteLevelBpe(vocabulary, where);
 }
 
+Expected<std::vector<int64_t>> parseTokenIds(StringRef text) {
+  if (text.trim().empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "--tokens: give at least one token id");
+  SmallVector<StringRef> items;
+  text.split(items, ',');
+  std::vector<int64_t> ids;
+  for (StringRef item : items) {
+    int64_t id;
+    if (item.trim().getAsInteger(10, id))
+      return createStringError(inconvertibleErrorCode(),
+                               "--tokens: '" + tokenizer::escaped(item) +
+                                   "' in '" + tokenizer::escaped(text) +
+                                   "' is not a token id");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 Expected<std::unique_ptr<Tokenizer>> loadTokenizerFile(StringRef path) {
   if (path.ends_with(".json")) {
     Expected<Vocabulary> vocabulary = readTokenizerJson(path);
