@@ -76,6 +76,9 @@ llvm::Error validate(llvm::StringRef path, LlamaConfig &c) {
                " must be positive and even for RoPE");
   if (!(c.rmsEps > 0) || !(c.ropeTheta > 0))
     return bad("rms epsilon and rope theta must be positive");
+  if (c.maxContext && *c.maxContext <= 0)
+    return bad("context length " + llvm::Twine(*c.maxContext) +
+               " must be positive");
   return llvm::Error::success();
 }
 
@@ -146,8 +149,11 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
     return checkpointError(path, "has neither tokenizer.ggml.tokens nor "
                                  "llama.vocab_size (" +
                                      llvm::toString(std::move(e)) + ")");
-  if (const GgufValue *v = gguf.metadataValue("llama.context_length"))
+  if (const GgufValue *v = gguf.metadataValue("llama.context_length")) {
+    if (!v->asInt())
+      return checkpointError(path, "llama.context_length is not an integer");
     c.maxContext = v->asInt();
+  }
   if (const GgufValue *v = gguf.metadataValue("tokenizer.ggml.bos_token_id"))
     c.bosId = v->asInt();
   if (const GgufValue *v = gguf.metadataValue("tokenizer.ggml.eos_token_id"))
@@ -221,7 +227,13 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
   c.ropeTheta = o->getNumber("rope_theta").value_or(10000.0);
   c.tiedEmbeddings = o->getBoolean("tie_word_embeddings").value_or(false);
   c.bosId = o->getInteger("bos_token_id");
-  c.maxContext = o->getInteger("max_position_embeddings");
+  // Optional, but a value that is not a count would lift the limit.
+  if (const llvm::json::Value *v = o->get("max_position_embeddings");
+      v && v->kind() != llvm::json::Value::Null) {
+    if (!v->getAsInteger())
+      return checkpointError(path, "max_position_embeddings is not an integer");
+    c.maxContext = *v->getAsInteger();
+  }
   if (std::optional<int64_t> eos = o->getInteger("eos_token_id"))
     c.eosIds.push_back(*eos);
   else if (const llvm::json::Array *eos = o->getArray("eos_token_id"))

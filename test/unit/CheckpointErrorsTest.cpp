@@ -78,9 +78,13 @@ protected:
   std::string dir;
 };
 
-/// A llama GGUF with one F32 tensor [2, 32] (dims 32, 2).
-Gguf llamaGguf(llvm::StringRef arch = "llama") {
-  Gguf g(1, 6);
+/// A llama GGUF with one F32 tensor [2, 32] (dims 32, 2), and a string
+/// llama.context_length when one is given.
+Gguf llamaGguf(llvm::StringRef arch = "llama",
+               llvm::StringRef contextText = "") {
+  Gguf g(1, contextText.empty() ? 6 : 7);
+  if (!contextText.empty())
+    g.kvString("llama.context_length", contextText);
   g.kvString("general.architecture", arch);
   g.kvU32("llama.embedding_length", 32);
   g.kvU32("llama.block_count", 1);
@@ -165,6 +169,8 @@ TEST_F(CheckpointErrors, GgufTensorTypesAndOffsets) {
 TEST_F(CheckpointErrors, GgufNotALlama) {
   expectError(write("gpt2.gguf", llamaGguf("gpt2").withData(256)),
               "general.architecture is 'gpt2', not 'llama'");
+  expectError(write("context.gguf", llamaGguf("llama", "4096").withData(256)),
+              "llama.context_length is not an integer");
   Gguf noArch(0, 0);
   expectError(write("noarch.gguf", noArch.withData(0)),
               "has no general.architecture string");
@@ -256,6 +262,20 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
                             ": tensor 'model.embed_tokens.weight' has "
                             "shape [4, 3], but " +
                             config + " implies [3, 4]");
+  // A context length that is not a positive count would lift the limit.
+  for (const char *value : {"1.5", "\"abc\"", "0", "-5"}) {
+    write("config.json",
+          std::string(R"({"model_type":"llama","hidden_size":4,)"
+                      R"("num_hidden_layers":1,"num_attention_heads":2,)"
+                      R"("intermediate_size":8,"vocab_size":3,)"
+                      R"("max_position_embeddings":)") +
+              value + "}");
+    std::string why =
+        value[0] == '0' || value[0] == '-'
+            ? std::string("context length ") + value + " must be positive"
+            : "max_position_embeddings is not an integer";
+    EXPECT_EQ(error(dir), config + ": " + why) << value;
+  }
 }
 
 TEST_F(CheckpointErrors, NotRegularFiles) {
