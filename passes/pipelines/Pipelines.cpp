@@ -23,7 +23,9 @@ void wafer::buildRaisePipeline(OpPassManager &pm,
   // sees rms_norm, attention, linear, ... rather than their ONNX pieces.
   pm.addNestedPass<func::FuncOp>(createTfmFoldShapes());
   pm.addNestedPass<func::FuncOp>(createTfmRaiseTransformer());
-  if (options.layers > 0)
+  // Anything but 0 (all layers) goes to the pass, which rejects what is not
+  // a layer count.
+  if (options.layers != 0)
     pm.addPass(createTfmKeepLayers(TfmKeepLayersOptions{options.layers}));
 }
 
@@ -44,7 +46,7 @@ void wafer::buildPlanPipeline(OpPassManager &pm,
   kvCache.capacity = options.kvCapacity;
   kvCache.resident = options.residentCaches;
   pm.addNestedPass<func::FuncOp>(createMeshPlanKvCache(kvCache));
-  if (options.handoffCapacity > 0)
+  if (options.handoffCapacity != 0)
     pm.addNestedPass<func::FuncOp>(createMeshRelayoutPhases(
         MeshRelayoutPhasesOptions{options.kv, options.handoffCapacity}));
   pm.addPass(createMeshPlaceInterleave(

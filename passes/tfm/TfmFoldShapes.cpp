@@ -19,6 +19,11 @@ struct TfmFoldShapesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (maxElements < 0) {
+      func.emitError("tfm-fold-shapes: max-elements must be at least 0, got ")
+          << int64_t(maxElements);
+      return signalPassFailure();
+    }
     if (func.getBody().empty())
       return;
     Block &body = func.getBody().front();

@@ -519,6 +519,19 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
+    # Pipeline options that are not counts.
+    for name, pipeline, words in [
+            ("layers_negative", "wafer-compile{grid=4x4 layers=-1}",
+             "--layers -1: the model has 2 decoder layers"),
+            ("handoff_capacity_negative",
+             "wafer-compile{grid=4x4 handoff-capacity=-1}",
+             "capacity must be at least 0, got -1"),
+            ("max_elements_negative",
+             "func.func(tfm-fold-shapes{max-elements=-1})",
+             "max-elements must be at least 0, got -1")]:
+        c.bad("opt_" + name, [opt, w("tiny.tfm.mlir"), "-o", os.devnull,
+                              f"--pass-pipeline=builtin.module({pipeline})"],
+              words)
     # A full disk: one line naming the file, not LLVM's fatal error.
     analytic = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8"]
     for name, argv in [
