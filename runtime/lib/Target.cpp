@@ -245,6 +245,15 @@ Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
     keys.push_back(entry.first);
   llvm::sort(keys);
   SmallVector<StringRef> given;
+  // 'fabric' sets fabric_width and fabric_height, a group its dotted
+  // fields: a field set twice would be an override the user cannot see.
+  auto givenOnce = [&](StringRef field) -> Error {
+    if (llvm::is_contained(given, field))
+      return error(
+          "target field '" + field +
+          "' is set twice (by itself and through 'fabric' or its group)");
+    return Error::success();
+  };
   bool named = false;
   for (StringRef key : keys) {
     const json::Value &v = *obj->get(key);
@@ -267,7 +276,9 @@ Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
     } else if (key == "dead_links") {
       err = readDeadLinks(v, t);
     } else if (const TargetFieldInfo *f = findField(key)) {
-      err = readField(*f, v, t);
+      err = givenOnce(f->key);
+      if (!err)
+        err = readField(*f, v, t);
       given.push_back(f->key);
     } else if (const json::Object *group = v.getAsObject()) {
       // A group of dotted fields, as "macs_per_cycle": {"f16": 4}.
@@ -281,6 +292,8 @@ Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
           err = error("unknown target field '" + dotted + "'");
           break;
         }
+        if ((err = givenOnce(f->key)))
+          break;
         if ((err = readField(*f, *group->get(dotted.substr(key.size() + 1)),
                              t)))
           break;

@@ -90,6 +90,17 @@ TEST(Target, BaseWithOverrides) {
 }
 
 TEST(Target, Errors) {
+  // A field set twice: neither value would be seen to win.
+  EXPECT_EQ(
+      errorOf(parseTarget(
+          R"({"base": "wse2", "fabric": "4x4", "fabric_width": 5})", "t.json")),
+      "t.json: target field 'fabric_width' is set twice (by itself and "
+      "through 'fabric' or its group)");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "macs_per_cycle":)"
+                                R"( {"f16": 4}, "macs_per_cycle.f16": 3})",
+                                "t.json")),
+            "t.json: target field 'macs_per_cycle.f16' is set twice (by "
+            "itself and through 'fabric' or its group)");
   EXPECT_EQ(
       errorOf(parseTarget(R"({"base": "wse2", "sram_bytes": -4})", "t.json")),
       "t.json: target field 'sram_bytes' must be an integer in [64, "

@@ -157,7 +157,10 @@ Error wafer::validateBenchOptions(const BenchOptions &options) {
     auto [h, w] = StringRef(grid).split('x');
     int64_t height, width;
     if (grid.empty())
-      return benchError("--grid HxW[,HxW...] is required");
+      return benchError(options.grids.size() == 1
+                            ? "--grid HxW[,HxW...] is required"
+                            : "--grid: an empty item in the list of grids "
+                              "(HxW[,HxW...])");
     if (h.getAsInteger(10, height) || w.getAsInteger(10, width) ||
         height < 1 || width < 1)
       return benchError("grid '" + grid + "' is not of the form HxW (at least 1x1)");
