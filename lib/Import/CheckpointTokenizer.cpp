@@ -1,5 +1,6 @@
 //===- CheckpointTokenizer.cpp - The tokenizer of a checkpoint ------------===//
 #include "wafer/Import/CheckpointTokenizer.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -138,6 +139,8 @@ wafer::loadCheckpointTokenizer(StringRef path) {
     return vocabularyError(path, "has no tokenizer (looked for "
                                  "tokenizer.json and tokenizer.model)");
   }
+  if (Error special = refuseSpecialFile(path))
+    return std::move(special);
   auto file = MemoryBuffer::getFile(path, /*IsText=*/false,
                                     /*RequiresNullTerminator=*/false);
   if (file && (*file)->getBuffer().starts_with("GGUF")) {

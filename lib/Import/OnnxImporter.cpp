@@ -11,6 +11,7 @@
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/WeightStore.h"
 #include "wafer/Support/CheckedMath.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -56,6 +57,8 @@ std::string onnx_import::shapeText(ArrayRef<int64_t> shape) {
 
 /// Reads and parses an ONNX file; the error starts with the path.
 static llvm::Expected<onnx::ModelProto> parseModel(llvm::StringRef path) {
+  if (llvm::Error special = wafer::refuseSpecialFile(path))
+    return std::move(special);
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)

@@ -2,6 +2,7 @@
 #include "wafer/Support/ToolSupport.h"
 // WAFER_COMMIT, written at every build (lib/Support/CMakeLists.txt).
 #include "WaferCommit.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -178,15 +179,9 @@ wafer::openInputFile(StringRef path) {
   auto fail = [&](const Twine &what) {
     return createStringError(inconvertibleErrorCode(), path + ": " + what);
   };
-  if (path != "-") {
-    sys::fs::file_status status;
-    if (std::error_code ec = sys::fs::status(path, status))
-      return fail("cannot open: " + ec.message());
-    if (status.type() == sys::fs::file_type::directory_file)
-      return fail("cannot open: is a directory");
-    if (status.type() != sys::fs::file_type::regular_file)
-      return fail("cannot open: not a regular file");
-  }
+  if (path != "-")
+    if (Error special = refuseSpecialFile(path))
+      return std::move(special);
   auto buffer = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                              /*RequiresNullTerminator=*/true);
   if (!buffer)

@@ -2,9 +2,10 @@
 // The verifier then records how far into the buffer the bundle reaches, so
 // that trailing bytes can be refused.
 #define FLATBUFFERS_TRACK_VERIFIER_BUFFER_SIZE
-#include "BundleInternal.h"
 #include "wafer/Runtime/Bundle.h"
+#include "BundleInternal.h"
 #include "wafer/Runtime/bundle_generated.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -548,6 +549,8 @@ Expected<Program> deserializeBundle(StringRef bytes, StringRef origin,
 }
 
 Expected<Program> readBundleFile(StringRef path) {
+  if (Error special = refuseSpecialFile(path))
+    return std::move(special);
   ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(
       path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!file)

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/NDArray.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -234,6 +235,8 @@ Expected<std::string> readMember(zip_t *archive, zip_uint64_t index,
 } // namespace
 
 Expected<NDArrayMap> readNpz(StringRef path) {
+  if (Error special = refuseSpecialFile(path))
+    return std::move(special);
   ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(
       path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!file)

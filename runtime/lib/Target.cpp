@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Target.h"
 #include "wafer/Runtime/BoundedJson.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -374,6 +375,8 @@ Expected<Target> parseTarget(StringRef jsonText, StringRef origin) {
 Expected<Target> loadTarget(StringRef nameOrPath) {
   if (is_contained(presetTargetNames(), nameOrPath.str()))
     return getPresetTarget(nameOrPath);
+  if (Error special = refuseSpecialFile(nameOrPath))
+    return std::move(special);
   ErrorOr<std::unique_ptr<MemoryBuffer>> file =
       MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
   if (!file)

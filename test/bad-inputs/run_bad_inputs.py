@@ -519,6 +519,26 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
+    # Special files: a named pipe would block a reader, /dev/zero never
+    # ends. Every reader refuses them by name.
+    fifo = w("pipe")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    tiny_run = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8",
+                "--mode", "analytic"]
+    for special, words in [("/dev/zero", "is not a regular file"),
+                           (fifo, "is a named pipe, not a regular file")]:
+        tag = "devzero" if special == "/dev/zero" else "fifo"
+        for name, argv in [
+                ("eval_model", [run, "eval", special]),
+                ("eval_inputs", [run, "eval", decode, "--inputs", special]),
+                ("run_target", tiny_run + ["--target", special]),
+                ("run_inputs", [run, "run", decode, "--grid", "4x4",
+                                "--inputs", special]),
+                ("bundle", [run, "run", special, "--inputs", inputs_decode]),
+                ("tokenizer", [tr, "--tokenize", "--tokenizer", special,
+                               "--prompt", "hi"])]:
+            c.bad(f"special_{tag}_{name}", argv, special, words)
     # Pipeline options that are not counts.
     for name, pipeline, words in [
             ("layers_negative", "wafer-compile{grid=4x4 layers=-1}",

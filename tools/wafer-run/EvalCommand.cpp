@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EvalCommand.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Eval/Evaluator.h"
@@ -66,6 +67,9 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
                   ArrayRef<std::string> dimParams, StringRef inputsPath,
                   mlir::MLIRContext &context) {
+  // Before the format is sniffed: opening a named pipe blocks.
+  if (Error special = refuseSpecialFile(path))
+    return std::move(special);
   // Said plainly rather than as a bad ONNX file.
   if (isCheckpointPath(path))
     return evalError(path + ": is a checkpoint or a directory; this command "

@@ -1,5 +1,6 @@
 //===- Tokenizer.cpp - Vocabulary checks, streamed decoding, loading ------===//
 #include "TokenizerInternal.h"
+#include "wafer/Support/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -196,6 +197,8 @@ Expected<std::vector<int64_t>> parseTokenIds(StringRef text) {
 }
 
 Expected<std::unique_ptr<Tokenizer>> loadTokenizerFile(StringRef path) {
+  if (Error special = refuseSpecialFile(path))
+    return std::move(special);
   if (path.ends_with(".json")) {
     Expected<Vocabulary> vocabulary = readTokenizerJson(path);
     if (!vocabulary)
