@@ -14,6 +14,8 @@
 #include "wafer/Support/RegularFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -503,6 +505,22 @@ wafer::importOnnxFile(llvm::StringRef path, MLIRContext *context,
   auto module = GraphImporter(path, *model, options, context).run();
   if (!module)
     return module.takeError();
+  // The ops' verifiers (operand types, for one) have the last word for
+  // every caller, not only for wafer-translate: eval evaluates what it
+  // imports.
+  std::string invalid;
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (invalid.empty() && diag.getSeverity() == DiagnosticSeverity::Error) {
+        auto node = dyn_cast<NameLoc>(diag.getLocation());
+        invalid = (node ? "node '" + node.getName().str() + "': " : "") +
+                  llvm::StringRef(diag.str()).split('\n').first.str();
+      }
+      return success();
+    });
+    if (failed(verify(**module)))
+      return fail(path + ": " + invalid);
+  }
   if (std::optional<std::string> problem = checkModel(path.str()))
     return fail(path + ": the ONNX checker rejects the model: " + *problem);
   return module;

@@ -364,6 +364,18 @@ def build(c):
                               [np.array(shape, np.int64)], TensorProto.FLOAT)
         c.bad("onnx_constant_of_shape_" + name,
               imp + [w(f"cos_{name}.onnx")], words)
+    # An op given operands of the wrong type: the importer's verifier says
+    # so for eval too (it used to evaluate Sigmoid of int64 to zeros).
+    graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["y"], name="sigmoid")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [3])])
+    save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), w("sigmoid_int.onnx"))
+    np.savez(w("sigmoid_int.npz"), x=np.array([0, 1, 2], np.int64))
+    c.bad("eval_op_of_wrong_type", [run, "eval", w("sigmoid_int.onnx"),
+                                    "--inputs", w("sigmoid_int.npz")],
+          "node 'sigmoid': 'tfm.sigmoid' op operand #0 must be")
     int_div_model(w("div.onnx"))
     np.savez(w("div.npz"), a=np.array([7, 8], np.int64),
              b=np.array([2, 0], np.int64))

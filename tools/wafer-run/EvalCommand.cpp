@@ -142,10 +142,16 @@ static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
 
 Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
                                                StringRef modelPath,
-                                               const rt::NDArrayMap &given) {
+                                               const rt::NDArrayMap &given,
+                                               StringRef inputsPath) {
   auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
   if (!main)
     return evalError(modelPath + ": has no func.func @main");
+  auto inputError = [&](Error error) {
+    return inputsPath.empty()
+               ? std::move(error)
+               : evalError(inputsPath + ": " + toString(std::move(error)));
+  };
   std::map<std::string, eval::Tensor> inputs;
   for (mlir::BlockArgument arg : main.getArguments()) {
     auto nameAttr =
@@ -154,12 +160,12 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
                                 : "arg" + std::to_string(arg.getArgNumber());
     auto it = given.find(name);
     if (it == given.end())
-      return evalError("input '" + name + "' is missing");
+      return inputError(evalError("input '" + name + "' is missing"));
     auto element =
         cast<mlir::RankedTensorType>(arg.getType()).getElementType();
     auto tensor = toTensor(name, it->second, element);
     if (!tensor)
-      return tensor.takeError();
+      return inputError(tensor.takeError());
     inputs[name] = std::move(*tensor);
   }
   WeightStore store;
@@ -179,7 +185,11 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
   };
   auto outputs = eval::evaluateFunction(main, inputs, loadWeight);
   if (!outputs)
-    return outputs.takeError();
+    // Evaluating is the model's work on the arrays: either may be at fault
+    // (an index out of range, an Expand too large to hold).
+    return evalError(modelPath +
+                     (inputsPath.empty() ? Twine() : " on " + inputsPath) +
+                     ": " + toString(outputs.takeError()));
   rt::NDArrayMap arrays;
   for (auto &[name, tensor] : *outputs) {
     rt::NDArray array;
@@ -219,10 +229,9 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
     given = std::move(*arrays);
   }
   Expected<rt::NDArrayMap> evaluated =
-      evaluateOnHost(**module, modelPath, given);
+      evaluateOnHost(**module, modelPath, given, inputsPath);
   if (!evaluated)
-    return fail((inputsPath.empty() ? modelPath : inputsPath) + ": " +
-                toString(evaluated.takeError()));
+    return fail(toString(evaluated.takeError()));
   rt::NDArrayMap &arrays = *evaluated;
   if (!outputsPath.empty())
     if (Error error = rt::writeNpz(outputsPath, arrays))

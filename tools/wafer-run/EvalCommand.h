@@ -43,10 +43,13 @@ parseMlirFile(llvm::StringRef path, mlir::MLIRContext &context);
 
 /// Evaluates `module` (a tfm module from `modelPath`, whose directory
 /// resolves relative weight files) on the host reference with the arrays in
-/// `inputs` (by the arguments' tfm.name).
+/// `inputs` (by the arguments' tfm.name). An error about the arrays starts
+/// with `inputsPath` when one is given, one in evaluating with `modelPath`
+/// (and "on `inputsPath`").
 llvm::Expected<rt::NDArrayMap> evaluateOnHost(mlir::ModuleOp module,
                                               llvm::StringRef modelPath,
-                                              const rt::NDArrayMap &inputs);
+                                              const rt::NDArrayMap &inputs,
+                                              llvm::StringRef inputsPath = "");
 
 /// Runs `wafer-run eval`; returns the exit code (errors printed as one line).
 int runEvalCommand(llvm::StringRef modelPath,
