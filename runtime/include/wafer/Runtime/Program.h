@@ -355,7 +355,8 @@ struct HostTensor {
   TensorValues data;
   /// Embedding inputs only: the graph input holding token ids. The source
   /// is then the rows of the table `data` ([rows, sourceShape.back()])
-  /// those ids select, of shape sourceShape (the ids' shape + [dim]).
+  /// those ids select, of shape sourceShape ([ids, dim] after the plan's
+  /// reshapes: the bundle checks the ids' count, not their shape).
   std::string gatherIds;
   /// A gather along dimension `indexDim` (-1: none). Inputs: placed
   /// coordinate j reads source coordinate indexMap[j] (-1: zero; where a
