@@ -190,7 +190,7 @@ int wafer::runBenchCommand(const BenchOptions &options) {
     return 1;
   }
   std::vector<Row> rows;
-  bool failed = false;
+  int64_t failed = 0;
   for (const std::string &grid : options.grids)
     for (const std::string &gemm : options.gemms)
       for (const std::string &allreduce : options.allreduces)
@@ -209,11 +209,17 @@ int wafer::runBenchCommand(const BenchOptions &options) {
                 cantFail(parseCompileOption(compile, "kv", kv));
                 cantFail(parseCompileOption(compile, "prefill-heads", heads));
                 rows.push_back(measure(**imported, compile, options.emulator));
-                failed |= !rows.back().stats;
+                failed += !rows.back().stats;
                 if (options.json)
                   outs() << formatv("{0}", rowJSON(rows.back())) << "\n";
               }
   if (!options.json)
     printTable(rows, options);
-  return failed ? 1 : 0;
+  if (!failed)
+    return 0;
+  // Each error is in its row; stderr says that there are some.
+  errs() << formatv("error: {0}: {1} of {2} configurations failed (their "
+                    "rows give the errors)\n",
+                    options.model, failed, rows.size());
+  return 1;
 }
