@@ -8,6 +8,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 using namespace wafer;
 
 namespace {
@@ -74,8 +76,9 @@ llvm::Error validate(llvm::StringRef path, LlamaConfig &c) {
   if (c.headDim <= 0 || c.headDim % 2)
     return bad("head dimension " + llvm::Twine(c.headDim) +
                " must be positive and even for RoPE");
-  if (!(c.rmsEps > 0) || !(c.ropeTheta > 0))
-    return bad("rms epsilon and rope theta must be positive");
+  if (!(c.rmsEps > 0) || !(c.ropeTheta > 0) || !std::isfinite(c.rmsEps) ||
+      !std::isfinite(c.ropeTheta))
+    return bad("rms epsilon and rope theta must be positive and finite");
   if (c.maxContext && *c.maxContext <= 0)
     return bad("context length " + llvm::Twine(*c.maxContext) +
                " must be positive");
@@ -134,6 +137,9 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
     return std::move(e);
   if (auto e = read(c.headDim, "llama.rope.dimension_count", 0))
     return std::move(e);
+  // 0 stands for "not given" (the head dimension is then derived).
+  if (c.headDim == 0 && gguf.metadataValue("llama.rope.dimension_count"))
+    return checkpointError(path, "metadata 'llama.rope.dimension_count' is 0");
   auto eps = real("llama.attention.layer_norm_rms_epsilon", 1e-5);
   auto theta = real("llama.rope.freq_base", 10000.0);
   if (!eps)
@@ -143,9 +149,18 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
   c.rmsEps = *eps;
   c.ropeTheta = *theta;
   if (const GgufValue *tokens = gguf.metadataValue("tokenizer.ggml.tokens");
-      tokens && tokens->asArray())
+      tokens && tokens->asArray()) {
     c.vocabSize = tokens->asArray()->size();
-  else if (auto e = read(c.vocabSize, "llama.vocab_size", {}))
+    if (const GgufValue *size = gguf.metadataValue("llama.vocab_size");
+        size && size->asInt() != c.vocabSize)
+      return checkpointError(
+          path, llvm::formatv("metadata 'llama.vocab_size' ({0}) differs from "
+                              "the {1} tokens of tokenizer.ggml.tokens",
+                              size->asInt() ? std::to_string(*size->asInt())
+                                            : std::string("not an integer"),
+                              c.vocabSize)
+                    .str());
+  } else if (auto e = read(c.vocabSize, "llama.vocab_size", {}))
     return checkpointError(path, "has neither tokenizer.ggml.tokens nor "
                                  "llama.vocab_size (" +
                                      llvm::toString(std::move(e)) + ")");
@@ -223,6 +238,9 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
     return std::move(e);
   if (auto e = integer(c.headDim, "head_dim", 0))
     return std::move(e);
+  if (const llvm::json::Value *v = o->get("head_dim");
+      c.headDim == 0 && v && v->kind() != llvm::json::Value::Null)
+    return checkpointError(path, "head_dim is 0");
   c.rmsEps = o->getNumber("rms_norm_eps").value_or(1e-6);
   c.ropeTheta = o->getNumber("rope_theta").value_or(10000.0);
   c.tiedEmbeddings = o->getBoolean("tie_word_embeddings").value_or(false);

@@ -78,13 +78,13 @@ protected:
   std::string dir;
 };
 
-/// A llama GGUF with one F32 tensor [2, 32] (dims 32, 2), and a string
-/// llama.context_length when one is given.
-Gguf llamaGguf(llvm::StringRef arch = "llama",
-               llvm::StringRef contextText = "") {
-  Gguf g(1, contextText.empty() ? 6 : 7);
-  if (!contextText.empty())
-    g.kvString("llama.context_length", contextText);
+/// A llama GGUF with one F32 tensor [2, 32] (dims 32, 2), and the
+/// `extraKvs` metadata entries `extra` writes first.
+Gguf llamaGguf(llvm::StringRef arch = "llama", int extraKvs = 0,
+               llvm::function_ref<void(Gguf &)> extra = nullptr) {
+  Gguf g(1, 6 + extraKvs);
+  if (extra)
+    extra(g);
   g.kvString("general.architecture", arch);
   g.kvU32("llama.embedding_length", 32);
   g.kvU32("llama.block_count", 1);
@@ -169,8 +169,36 @@ TEST_F(CheckpointErrors, GgufTensorTypesAndOffsets) {
 TEST_F(CheckpointErrors, GgufNotALlama) {
   expectError(write("gpt2.gguf", llamaGguf("gpt2").withData(256)),
               "general.architecture is 'gpt2', not 'llama'");
-  expectError(write("context.gguf", llamaGguf("llama", "4096").withData(256)),
-              "llama.context_length is not an integer");
+  // Metadata of the right key but an unusable value.
+  auto withKv = [&](llvm::StringRef name, llvm::function_ref<void(Gguf &)> kv) {
+    return write(name, llamaGguf("llama", 1, kv).withData(256));
+  };
+  expectError(
+      withKv("context.gguf",
+             [](Gguf &g) { g.kvString("llama.context_length", "4096"); }),
+      "llama.context_length is not an integer");
+  expectError(withKv("rope.gguf",
+                     [](Gguf &g) { g.kvU32("llama.rope.dimension_count", 0); }),
+              "metadata 'llama.rope.dimension_count' is 0");
+  expectError(withKv("eps.gguf",
+                     [](Gguf &g) {
+                       g.str("llama.attention.layer_norm_rms_epsilon");
+                       g.u32(6); // f32
+                       float inf = std::numeric_limits<float>::infinity();
+                       g.bytes.append(reinterpret_cast<char *>(&inf), 4);
+                     }),
+              "rms epsilon and rope theta must be positive and finite");
+  expectError(withKv("vocab.gguf",
+                     [](Gguf &g) {
+                       g.str("tokenizer.ggml.tokens");
+                       g.u32(9); // array
+                       g.u32(8); // of strings
+                       g.u64(3);
+                       for (const char *token : {"a", "b", "c"})
+                         g.str(token);
+                     }),
+              "metadata 'llama.vocab_size' (2) differs from the 3 tokens of "
+              "tokenizer.ggml.tokens");
   Gguf noArch(0, 0);
   expectError(write("noarch.gguf", noArch.withData(0)),
               "has no general.architecture string");
