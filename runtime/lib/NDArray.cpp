@@ -77,29 +77,73 @@ float halfToFloat(uint16_t h) {
   return f;
 }
 
-/// The value of `key` in a .npy header dict such as
-/// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
-std::optional<StringRef> headerValue(StringRef header, StringRef key) {
-  std::string quoted = ("'" + key + "'").str();
-  size_t at = header.find(quoted);
-  if (at == StringRef::npos)
+/// A .npy header: the dict numpy writes,
+/// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }, each key
+/// once, then spaces and a newline. Parsed strictly (numpy's reader takes
+/// nothing else): the values as text, the shape's items unparsed.
+struct NpyHeader {
+  StringRef descr, fortranOrder;
+  SmallVector<StringRef, 4> shape;
+};
+
+std::optional<NpyHeader> parseNpyHeader(StringRef text) {
+  StringRef rest = text.rtrim(" \n");
+  if (!rest.consume_front("{") || !rest.consume_back("}"))
     return std::nullopt;
-  StringRef rest = header.drop_front(at + quoted.size()).ltrim();
-  if (!rest.consume_front(":"))
+  NpyHeader header;
+  bool seen[3] = {false, false, false};
+  while (!(rest = rest.ltrim()).empty()) {
+    StringRef key;
+    if (!rest.consume_front("'"))
+      return std::nullopt;
+    std::tie(key, rest) = rest.split('\'');
+    rest = rest.ltrim();
+    if (!rest.consume_front(":"))
+      return std::nullopt;
+    rest = rest.ltrim();
+    int slot = key == "descr"           ? 0
+               : key == "fortran_order" ? 1
+               : key == "shape"         ? 2
+                                        : -1;
+    if (slot < 0 || seen[slot])
+      return std::nullopt;
+    seen[slot] = true;
+    if (slot == 0) {
+      if (!rest.consume_front("'"))
+        return std::nullopt;
+      size_t close = rest.find('\'');
+      if (close == StringRef::npos)
+        return std::nullopt;
+      header.descr = rest.take_front(close);
+      rest = rest.drop_front(close + 1);
+    } else if (slot == 1) {
+      size_t end = rest.find_first_of(", ");
+      header.fortranOrder = rest.take_front(end);
+      rest = rest.drop_front(header.fortranOrder.size());
+    } else {
+      if (!rest.consume_front("("))
+        return std::nullopt;
+      size_t close = rest.find(')');
+      if (close == StringRef::npos)
+        return std::nullopt;
+      // "()", "(3,)", "(2, 3)": items, the last one may end in a comma.
+      StringRef items = rest.take_front(close).trim();
+      rest = rest.drop_front(close + 1);
+      if (!items.empty()) {
+        items.consume_back(",");
+        items.split(header.shape, ',');
+        for (StringRef &item : header.shape)
+          if ((item = item.trim()).empty())
+            return std::nullopt;
+      }
+    }
+    rest = rest.ltrim();
+    if (!rest.empty() && !rest.consume_front(","))
+      return std::nullopt;
+  }
+  if (!seen[0] || !seen[1] || !seen[2])
     return std::nullopt;
-  rest = rest.ltrim();
-  if (rest.starts_with("'")) {
-    size_t end = rest.find('\'', 1);
-    return end == StringRef::npos ? std::nullopt
-                                  : std::optional(rest.slice(1, end));
-  }
-  if (rest.starts_with("(")) {
-    size_t end = rest.find(')');
-    return end == StringRef::npos ? std::nullopt
-                                  : std::optional(rest.slice(1, end));
-  }
-  size_t end = rest.find_first_of(",}");
-  return rest.take_front(end).rtrim();
+  return header;
 }
 
 struct DTypeInfo {
@@ -150,37 +194,31 @@ Expected<NDArray> parseNpy(StringRef bytes, StringRef path, StringRef member) {
   StringRef header = bytes.substr(headerStart, headerLen);
   StringRef data = bytes.drop_front(headerStart + headerLen);
 
-  std::optional<StringRef> descr = headerValue(header, "descr");
-  std::optional<StringRef> fortran = headerValue(header, "fortran_order");
-  std::optional<StringRef> shapeText = headerValue(header, "shape");
-  if (!descr || !fortran || !shapeText)
+  std::optional<NpyHeader> parsed = parseNpyHeader(header);
+  if (!parsed)
     return bad("malformed .npy header '" + header.rtrim() + "'");
-  const DTypeInfo *type =
-      find_if(kDTypes, [&](const DTypeInfo &t) { return t.descr == *descr; });
+  const DTypeInfo *type = find_if(
+      kDTypes, [&](const DTypeInfo &t) { return t.descr == parsed->descr; });
   if (type == std::end(kDTypes))
-    return bad("unsupported dtype '" + *descr +
+    return bad("unsupported dtype '" + parsed->descr +
                "' (supported: <f4 <f2 <f8 <i8 <i4 |b1)");
-  if (*fortran != "False")
+  if (parsed->fortranOrder != "False")
     return bad("fortran_order arrays are not supported");
 
   NDArray array;
   array.dtype = type->name.str();
-  SmallVector<StringRef, 4> dims;
-  shapeText->split(dims, ',', -1, /*KeepEmpty=*/false);
   uint64_t count = 1;
-  for (StringRef d : dims) {
-    d = d.trim();
-    if (d.empty())
-      continue;
+  for (StringRef d : parsed->shape) {
     uint64_t v;
     if (d.getAsInteger(10, v) || (v != 0 && count > (UINT64_MAX >> 8) / v))
-      return bad("malformed shape '(" + *shapeText + ")'");
+      return bad("malformed shape item '" + d + "'");
     array.shape.push_back(int64_t(v));
     count *= v;
   }
-  if (data.size() < count * type->size)
-    return bad(formatv("truncated data: {0} bytes for {1} elements of {2}",
-                       data.size(), count, array.dtype));
+  if (data.size() != count * type->size)
+    return bad(formatv("{0} bytes of data for {1} elements of {2} ({3} "
+                       "bytes)",
+                       data.size(), count, array.dtype, count * type->size));
   array.data.resize(count);
   for (uint64_t i = 0; i < count; ++i)
     array.data[i] = decodeElement(*type, data.data() + i * type->size);

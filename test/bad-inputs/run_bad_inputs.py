@@ -318,6 +318,31 @@ def build(c):
             z.writestr("x.npy", buf.getvalue())
     c.bad("npz_duplicate_member", ev + [w("ok.onnx"), "--inputs",
                                         w("dup.npz")], "x")
+    # .npy members numpy itself would not read: the header dict is parsed
+    # strictly and the data must be exactly the shape's.
+    buf = io.BytesIO()
+    np.save(buf, np.ones((3, 48), np.float32))
+    good = buf.getvalue()
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 48), }"
+    for name, old, new, words in [
+            ("npy_duplicate_key", header,
+             header.replace("{", "{'descr': '<i8', "), "malformed .npy header"),
+            ("npy_unclosed_header", header, header[:-3] + "  ",
+             "malformed .npy header"),
+            ("npy_empty_shape_item", header,
+             header.replace("(3, 48)", "(3,, 48)"), "malformed .npy header"),
+            ("npy_trailing_data", None, None,
+             "580 bytes of data for 144 elements of float32 (576 bytes)")]:
+        # Same length (the header's padding gives room): only the dict
+        # changes.
+        grow = max(0, len(new or "") - len(old or ""))
+        member = (good + b"\0\0\0\0" if old is None else
+                  good.replace((old + " " * grow).encode(),
+                               new.encode().ljust(len(old))))
+        assert old is None or (len(member) == len(good) and member != good)
+        with zipfile.ZipFile(w(name + ".npz"), "w") as z:
+            z.writestr("x.npy", member)
+        c.bad(name, ev + [w("ok.onnx"), "--inputs", w(name + ".npz")], words)
     # A deflated member claiming 4 GB (found by fuzz-npz: it was allocated
     # before inflating); libzip now refuses that file at open. A
     # well-formed archive whose headers agree on the claim reaches the
