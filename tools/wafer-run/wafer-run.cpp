@@ -750,7 +750,8 @@ static int run() {
 static int generate() {
   if (Error error = validateRunOptions(modelPath, /*isBundle=*/false))
     return fail(toString(std::move(error)));
-  if (promptOption.getNumOccurrences() == tokensOption.getNumOccurrences())
+  if ((promptOption.getNumOccurrences() > 0) ==
+      (tokensOption.getNumOccurrences() > 0))
     return fail("give the prompt as --prompt TEXT or as --tokens 1,2,3 (one "
                 "of them)");
   if (maxNewTokensOption < 1)
