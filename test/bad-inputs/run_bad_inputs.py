@@ -589,6 +589,15 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
         c.bad("opt_" + name, [opt, w("tiny.tfm.mlir"), "-o", os.devnull,
                               f"--pass-pipeline=builtin.module({pipeline})"],
               words)
+    # Two outputs in one file, or an output over an input.
+    c.bad("run_stats_and_trace_one_file",
+          [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8",
+           "--mode", "timing", "--stats", w("same.json"),
+                      "--trace", w("./sub/../same.json")],
+          "--stats and --trace name the same file")
+    c.bad("run_stats_over_inputs",
+          [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode,
+           "--stats", inputs_decode], "--stats would overwrite --inputs")
     # A full disk: one line naming the file, not LLVM's fatal error.
     analytic = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8"]
     for name, argv in [

@@ -50,6 +50,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -619,6 +620,42 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                                      .str());
 }
 
+/// `path` made absolute and without `.` and `..`, to compare with another.
+static std::string comparablePath(StringRef path) {
+  SmallString<256> full(path);
+  (void)sys::fs::make_absolute(full);
+  sys::path::remove_dots(full, /*remove_dot_dot=*/true);
+  return full.str().str();
+}
+
+/// An error when a file the run writes is another it writes or one it
+/// reads: the later write would silently replace the other's contents.
+static std::optional<std::string>
+clashingFiles(ArrayRef<std::pair<StringRef, StringRef>> written,
+              ArrayRef<std::pair<StringRef, StringRef>> read) {
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (written[i].second.empty())
+      continue;
+    std::string path = comparablePath(written[i].second);
+    auto clash = [&](std::pair<StringRef, StringRef> other) {
+      return !other.second.empty() &&
+             (comparablePath(other.second) == path ||
+              sys::fs::equivalent(written[i].second, other.second));
+    };
+    for (size_t j = i + 1; j < written.size(); ++j)
+      if (clash(written[j]))
+        return (written[i].first + " and " + written[j].first +
+                " name the same file '" + written[i].second + "'")
+            .str();
+    for (auto other : read)
+      if (clash(other))
+        return (written[i].first + " would overwrite " + other.first + " '" +
+                other.second + "'")
+            .str();
+  }
+  return std::nullopt;
+}
+
 static int run() {
   std::optional<rt::EmulatorMode> mode =
       StringSwitch<std::optional<rt::EmulatorMode>>(modeOption)
@@ -635,6 +672,13 @@ static int run() {
     return fail("--check-tolerance must be at least 0");
   if (statsDetail && statsPath.empty())
     return fail("--stats-detail needs --stats FILE");
+  if (std::optional<std::string> clash =
+          clashingFiles({{"--stats", statsPath},
+                         {"--trace", tracePath},
+                         {"--outputs", outputsPath},
+                         {"--save-bundle", saveBundlePath}},
+                        {{"the model", modelPath}, {"--inputs", inputsPath}}))
+    return fail(*clash);
   if (*mode != rt::EmulatorMode::Functional && !outputsPath.empty())
     return fail("--outputs needs --mode functional: the " + modeOption +
                 " mode computes no values");
@@ -765,6 +809,10 @@ static int generate() {
     return fail("--top-p must be in (0, 1]");
   if (!(checkToleranceOption >= 0))
     return fail("--check-tolerance must be at least 0");
+  if (std::optional<std::string> clash = clashingFiles(
+          {{"--stats", statsPath}, {"--trace", tracePath}},
+          {{"the model", modelPath}, {"--tokenizer", tokenizerOption}}))
+    return fail(*clash);
   GenerateOptions options;
   options.model = modelPath;
   options.tokenizer = tokenizerOption;
