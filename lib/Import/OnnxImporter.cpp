@@ -284,6 +284,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
     if (llvm::Error error = importNode(n, index, fileLoc))
       return std::move(error);
 
+  // Nothing to compute: every run would succeed and say nothing.
+  if (graph.output_size() == 0)
+    return fail(path + ": the graph has no outputs");
   SmallVector<Value> results;
   SmallVector<Attribute> outputNames;
   for (const auto &output : graph.output()) {

@@ -401,6 +401,25 @@ def build(c):
     c.bad("eval_op_of_wrong_type", [run, "eval", w("sigmoid_int.onnx"),
                                     "--inputs", w("sigmoid_int.npz")],
           "node 'sigmoid': 'tfm.sigmoid' op operand #0 must be")
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])], [])
+    save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), w("no_outputs.onnx"))
+    c.bad("onnx_no_outputs", imp + [w("no_outputs.onnx")],
+          "the graph has no outputs")
+    # Boolean inputs are given as numpy bools.
+    graph = helper.make_graph(
+        [helper.make_node("And", ["a", "b"], ["y"], name="and")], "g",
+        [helper.make_tensor_value_info(n, TensorProto.BOOL, [2])
+         for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.BOOL, [2])])
+    save(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]), w("and.onnx"))
+    np.savez(w("and.npz"), a=np.array([True, True]),
+             b=np.array([True, False]))
+    c.good("eval_bool_inputs", [run, "eval", w("and.onnx"), "--inputs",
+                                w("and.npz"), "--outputs", w("and.out.npz")])
     int_div_model(w("div.onnx"))
     np.savez(w("div.npz"), a=np.array([7, 8], np.int64),
              b=np.array([2, 0], np.int64))

@@ -127,14 +127,15 @@ wafer::parseMlirFile(StringRef path, mlir::MLIRContext &context) {
 
 static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
                                        mlir::Type element) {
-  bool wantsInt = element.isInteger(64);
+  bool wantsInt = element.isInteger(64), wantsBool = element.isInteger(1);
   bool isInt = array.dtype == "int64" || array.dtype == "int32";
-  if (wantsInt != isInt || (!wantsInt && array.dtype != "float32"))
+  StringRef wanted = wantsInt ? "int64" : wantsBool ? "bool" : "float32";
+  if (wantsInt ? !isInt : array.dtype != wanted)
     return evalError("input '" + name + "' has dtype " + array.dtype +
-                     ", the model expects " +
-                     (wantsInt ? "int64" : "float32"));
-  eval::Tensor tensor(wantsInt ? eval::ElementKind::I64
-                               : eval::ElementKind::F32,
+                     ", the model expects " + wanted);
+  eval::Tensor tensor(wantsInt    ? eval::ElementKind::I64
+                      : wantsBool ? eval::ElementKind::Bool
+                                  : eval::ElementKind::F32,
                       array.shape);
   std::copy(array.data.begin(), array.data.end(), tensor.data.begin());
   return tensor;
