@@ -17,6 +17,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace wafer;
@@ -193,6 +194,10 @@ wafer::importCheckpoint(llvm::StringRef path, MLIRContext *context,
     return checkpointError(path, "give either a prefill length (--seq-len "
                                  "N) or a decode past (--past-len N), both "
                                  "at least 1");
+  // The past and the new token: past + 1 would wrap to a dynamic size.
+  if (decode && options.pastLen == std::numeric_limits<int64_t>::max())
+    return checkpointError(path, "--past-len " + llvm::Twine(options.pastLen) +
+                                     " leaves no room for the new token");
   int64_t tokens = decode ? options.pastLen + 1 : options.seqLen;
   if (std::optional<int64_t> context = model->config().maxContext;
       context && tokens > *context)

@@ -61,6 +61,12 @@ struct TfmKeepLayers : wafer::impl::TfmKeepLayersBase<TfmKeepLayers> {
     main.walk([&](tfm::AttentionOp op) { attentions.push_back(op); });
     main.walk([&](tfm::RmsNormOp op) { norms.push_back(op); });
     int64_t modelLayers = attentions.size();
+    if (modelLayers == 0) {
+      main.emitError("tfm-keep-layers: the module has no tfm.attention, so "
+                     "no decoder layers to keep (raise it first: "
+                     "tfm-raise-transformer)");
+      return signalPassFailure();
+    }
     if (layers < 1 || layers > modelLayers) {
       main.emitError() << "--layers " << layers.getValue() << ": the model has "
                        << modelLayers << " decoder layer"

@@ -132,8 +132,7 @@ void printTable(ArrayRef<Row> rows, const BenchOptions &options) {
       continue;
     }
     const rt::RunStats &s = *row.stats;
-    std::string rate =
-        row.tokens ? formatv("{0:f1}", row.tokens / s.seconds).str() : "-";
+    std::string rate = row.tokens ? formatRate(row.tokens / s.seconds) : "-";
     outs() << formatv("{0} | {1:e3} | {2} | {3} | {4} | {5:f2} |\n", s.cycles,
                       s.seconds, rate, s.maxSramBytesPerCore,
                       s.maxRoutesPerCore, row.wallSeconds);

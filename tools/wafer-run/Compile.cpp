@@ -141,3 +141,8 @@ Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
   kept.reset();
   return buildRuntimeProgram(module, weights);
 }
+
+std::string wafer::formatRate(double perSecond) {
+  return perSecond >= 0.1 ? llvm::formatv("{0:f1}", perSecond).str()
+                          : llvm::formatv("{0:e2}", perSecond).str();
+}

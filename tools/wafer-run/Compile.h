@@ -25,6 +25,11 @@ llvm::Expected<rt::Program> compileModule(mlir::ModuleOp module,
 bool planFits(mlir::ModuleOp module, CompileOptions options,
               bool raised = false);
 
+/// A rate (tokens/s) for the reports: one decimal, or three significant
+/// digits below 0.1, where one decimal would print a slow target's rate as
+/// 0.0.
+std::string formatRate(double perSecond);
+
 } // namespace wafer
 
 #endif // WAFER_TOOLS_WAFER_RUN_COMPILE_H

@@ -575,9 +575,9 @@ void Generation::report() const {
                   routes);
   }
   if (auto tpot = stats.getNumber("time_per_output_token_s"))
-    os << formatv("time per output token {0:e3} s = {1:f1} tokens/s per "
+    os << formatv("time per output token {0:e3} s = {1} tokens/s per "
                   "request\n",
-                  *tpot, *stats.getNumber("tokens_per_second"));
+                  *tpot, formatRate(*stats.getNumber("tokens_per_second")));
   if (!prefillProgram && !decodeStats.empty())
     os << formatv("time to first token {0:e3} s (no prefill: the prompt's "
                   "one token ran as the first decode step)\n",

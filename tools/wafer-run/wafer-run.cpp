@@ -596,10 +596,10 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                       "SRAM overflows\n",
                       stats.kvCapacityTokens);
   if (phase)
-    outs() << formatv("{0}: {1} token(s) per run, {2:f1} tokens/s per "
+    outs() << formatv("{0}: {1} token(s) per run, {2} tokens/s per "
                       "request\n",
                       phase->phase, phase->tokens,
-                      phase->tokens / stats.seconds);
+                      formatRate(phase->tokens / stats.seconds));
   if (scaled) {
     outs() << formatv("layers {0} of {1}: {2:f1} cycles per layer; "
                       "extrapolated to all {1} layers: {3:f0} cycles = "
@@ -607,10 +607,10 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                       scaled->layers, scaled->modelLayers, scaled->layerCycles,
                       scaled->cycles, scaled->seconds);
     if (phase)
-      outs() << formatv("{0} extrapolated to all {1} layers: {2:f1} "
+      outs() << formatv("{0} extrapolated to all {1} layers: {2} "
                         "tokens/s per request\n",
                         phase->phase, scaled->modelLayers,
-                        phase->tokens / scaled->seconds);
+                        formatRate(phase->tokens / scaled->seconds));
   }
   for (const rt::OpStats &op : stats.ops)
     outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles {4}\n", op.name,
