@@ -342,5 +342,17 @@ LogicalResult AttentionOp::verify() {
   return expectShape(*this, q);
 }
 
+std::string wafer::tfm::inputName(func::FuncOp function, unsigned index) {
+  auto name = function.getArgAttrOfType<StringAttr>(index, "tfm.name");
+  return name ? name.str() : "input" + std::to_string(index);
+}
+
+std::string wafer::tfm::outputName(func::FuncOp function, unsigned index) {
+  auto names = function->getAttrOfType<ArrayAttr>("tfm.output_names");
+  auto name = names && index < names.size() ? dyn_cast<StringAttr>(names[index])
+                                            : StringAttr();
+  return name ? name.str() : "output" + std::to_string(index);
+}
+
 #define GET_OP_CLASSES
 #include "tfm/TfmOps.cpp.inc"

@@ -304,10 +304,7 @@ eval::evaluateFunction(Operation *function,
     return evalError("expected a func.func with a body");
   llvm::DenseMap<Value, Tensor> values;
   for (BlockArgument arg : func.getArguments()) {
-    auto nameAttr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "tfm.name");
-    std::string name = nameAttr ? nameAttr.getValue().str()
-                                : "arg" + std::to_string(arg.getArgNumber());
+    std::string name = tfm::inputName(func, arg.getArgNumber());
     auto it = inputs.find(name);
     if (it == inputs.end())
       return evalError("input '" + name + "' missing from the inputs");
@@ -332,13 +329,8 @@ eval::evaluateFunction(Operation *function,
   std::map<std::string, Tensor> outputs;
   for (Operation &op : func.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      auto names = func->getAttrOfType<ArrayAttr>("tfm.output_names");
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        std::string name = names && i < names.size()
-                               ? llvm::cast<StringAttr>(names[i]).getValue().str()
-                               : "out" + std::to_string(i);
-        outputs[name] = values.lookup(v);
-      }
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        outputs[tfm::outputName(func, i)] = values.lookup(v);
       break;
     }
     if (isa<tfm::WeightOp>(op)) {
@@ -363,11 +355,7 @@ eval::evaluateFunction(Operation *function,
                        "(at most " + llvm::Twine(kMaxHostElements) + ")");
     if (auto bad = outOfRangeIndex(&op, operands)) {
       if (BlockArgument ids = tokenIds(&op)) {
-        auto name = func.getArgAttrOfType<StringAttr>(ids.getArgNumber(),
-                                                      "tfm.name");
-        return evalError("input '" +
-                         (name ? name.getValue().str()
-                               : "arg" + std::to_string(ids.getArgNumber())) +
+        return evalError("input '" + tfm::inputName(func, ids.getArgNumber()) +
                          "': token id " + llvm::Twine(bad->first) +
                          " is outside the embedding table of " +
                          llvm::Twine(bad->second) + " rows");

@@ -284,9 +284,7 @@ LogicalResult ProgramLowering::lower(mesh::DistributeOp op) {
       op.getPermutationAttr(), nullptr, nullptr, nullptr, op.getIndexDimAttr(),
       op.getIndexMapAttr(), op.getViewAttr(), nullptr);
   auto argumentName = [&](BlockArgument arg) {
-    auto name =
-        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tfm.name");
-    return name ? name.str() : "input" + std::to_string(arg.getArgNumber());
+    return tfm::inputName(main, arg.getArgNumber());
   };
   if (auto arg = dyn_cast<BlockArgument>(source)) {
     input.setName(argumentName(arg));
@@ -337,11 +335,8 @@ LogicalResult ProgramLowering::lower(mesh::MapOp op) {
 }
 
 LogicalResult ProgramLowering::lower(func::ReturnOp op) {
-  auto names = main->getAttrOfType<ArrayAttr>("tfm.output_names");
   for (auto [i, value] : llvm::enumerate(op.getOperands())) {
-    std::string name = names && i < names.size()
-                           ? cast<StringAttr>(names[i]).str()
-                           : "output" + std::to_string(i);
+    std::string name = tfm::outputName(main, i);
     auto collect = value.getDefiningOp<mesh::CollectOp>();
     if (!collect)
       return op.emitError("convert-mesh-to-core: output '")

@@ -155,10 +155,7 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
   };
   std::map<std::string, eval::Tensor> inputs;
   for (mlir::BlockArgument arg : main.getArguments()) {
-    auto nameAttr =
-        main.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "tfm.name");
-    std::string name = nameAttr ? nameAttr.getValue().str()
-                                : "arg" + std::to_string(arg.getArgNumber());
+    std::string name = tfm::inputName(main, arg.getArgNumber());
     auto it = given.find(name);
     if (it == given.end())
       return inputError(evalError("input '" + name + "' is missing"));

@@ -1,6 +1,7 @@
 //===- RunInputs.cpp - run --init and --check -----------------------------===//
 #include "RunInputs.h"
 #include "EvalCommand.h"
+#include "wafer/Dialect/Tfm/TfmOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -35,10 +36,7 @@ rt::NDArrayMap wafer::makeInputs(const rt::Program &program,
   if (imported) {
     auto main = imported.lookupSymbol<mlir::func::FuncOp>("main");
     for (mlir::BlockArgument arg : main.getArguments()) {
-      auto nameAttr = main.getArgAttrOfType<mlir::StringAttr>(
-          arg.getArgNumber(), "tfm.name");
-      std::string name = nameAttr ? nameAttr.getValue().str()
-                                  : "arg" + std::to_string(arg.getArgNumber());
+      std::string name = wafer::tfm::inputName(main, arg.getArgNumber());
       auto type = cast<mlir::RankedTensorType>(arg.getType());
       rt::NDArray array;
       array.shape.assign(type.getShape().begin(), type.getShape().end());

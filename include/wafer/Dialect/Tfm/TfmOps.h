@@ -3,6 +3,7 @@
 #define WAFER_DIALECT_TFM_TFMOPS_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -30,6 +31,14 @@ llvm::SmallVector<int64_t> reduceShape(llvm::ArrayRef<int64_t> shape,
 
 /// How many elements a normalised slice start:end:step takes.
 int64_t sliceLength(int64_t start, int64_t end, int64_t step);
+
+/// The name by which `function`'s argument `index` is given: its tfm.name
+/// (the ONNX graph input), or input<index> in a module written by hand.
+/// The bundle, the host evaluator and --init all name inputs by it.
+std::string inputName(mlir::func::FuncOp function, unsigned index);
+/// The name of result `index`: its tfm.output_names entry, or
+/// output<index>.
+std::string outputName(mlir::func::FuncOp function, unsigned index);
 
 /// ONNX Gather's result shape for a non-negative axis.
 llvm::SmallVector<int64_t> gatherShape(llvm::ArrayRef<int64_t> shape,
