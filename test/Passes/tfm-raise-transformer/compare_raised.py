@@ -33,7 +33,7 @@ for name, args in funcs:
     subprocess.run([wafer_opt, single, "--pass-pipeline=builtin.module("
                     "func.func(tfm-raise-transformer))", "-o", raised],
                    check=True)
-    inputs = {f"arg{i}": rng.standard_normal(
+    inputs = {f"input{i}": rng.standard_normal(
         [int(d) for d in s.split("x")]).astype(np.float32)
         for i, s in enumerate(shapes)}
     np.savez(os.path.join(work, f"{name}.in.npz"), **inputs)
