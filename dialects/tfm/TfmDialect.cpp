@@ -14,6 +14,8 @@ void TfmDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "tfm/TfmOps.cpp.inc"
+
+#include <cmath>
       >();
 }
 
@@ -66,6 +68,15 @@ SmallVector<int64_t> wafer::tfm::reduceShape(ArrayRef<int64_t> shape,
       result.push_back(1);
   }
   return result;
+}
+
+std::optional<int64_t> wafer::tfm::rangeLength(double start, double limit,
+                                               double delta) {
+  double length = std::ceil((limit - start) / delta);
+  // Rejects NaN and +inf before the conversion to an integer.
+  if (delta == 0 || !(length <= double(int64_t(1) << 40)))
+    return std::nullopt;
+  return int64_t(std::max(length, 0.0));
 }
 
 int64_t wafer::tfm::sliceLength(int64_t start, int64_t end, int64_t step) {

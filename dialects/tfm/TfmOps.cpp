@@ -270,16 +270,13 @@ LogicalResult RangeOp::verify() {
   double delta = getDelta().convertToDouble();
   if (delta == 0)
     return emitOpError("delta is zero");
-  double length = std::ceil((limit - start) / delta);
-  // Rejects NaN and +inf before the conversion to an integer; a negative
-  // length (-inf included) is an empty range.
-  if (!(length <= double(int64_t(1) << 40)))
+  std::optional<int64_t> length = rangeLength(start, limit, delta);
+  if (!length)
     return emitOpError("has no finite length below 2^40");
-  length = std::max(length, 0.0);
   if (elementOf(getResult()).isInteger(64) &&
       (start != std::trunc(start) || delta != std::trunc(delta)))
     return emitOpError("start and delta of an integer range must be integers");
-  return expectShape(*this, {int64_t(length)});
+  return expectShape(*this, {*length});
 }
 
 //===----------------------------------------------------------------------===//

@@ -154,12 +154,13 @@ llvm::Expected<LlamaConfig> wafer::readGgufConfig(const Checkpoint &gguf) {
     if (const GgufValue *size = gguf.metadataValue("llama.vocab_size");
         size && size->asInt() != c.vocabSize)
       return checkpointError(
-          path, llvm::formatv("metadata 'llama.vocab_size' ({0}) differs from "
-                              "the {1} tokens of tokenizer.ggml.tokens",
-                              size->asInt() ? std::to_string(*size->asInt())
-                                            : std::string("not an integer"),
-                              c.vocabSize)
-                    .str());
+          path, size->asInt()
+                    ? llvm::formatv("metadata 'llama.vocab_size' ({0}) "
+                                    "differs from the {1} tokens of "
+                                    "tokenizer.ggml.tokens",
+                                    *size->asInt(), c.vocabSize)
+                          .str()
+                    : "metadata 'llama.vocab_size' is not an integer");
   } else if (auto e = read(c.vocabSize, "llama.vocab_size", {}))
     return checkpointError(path, "has neither tokenizer.ggml.tokens nor "
                                  "llama.vocab_size (" +

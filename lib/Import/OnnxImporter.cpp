@@ -401,12 +401,19 @@ llvm::Error GraphImporter::nodeError(const llvm::Twine &what) {
 
 RankedTensorType GraphImporter::tensorType(ArrayRef<int64_t> shape,
                                            Type element) {
-  if (!badShape && !checkedElementCount(shape))
+  if (checkedElementCount(shape))
+    return RankedTensorType::get(shape, element);
+  bool negative = llvm::any_of(shape, [](int64_t d) { return d < 0; });
+  if (!badShape)
     badShape = "its result shape " + formatShape(shape) +
-               (llvm::any_of(shape, [](int64_t d) { return d < 0; })
-                    ? " has a negative dimension"
-                    : " holds more than 2^63 elements");
-  return RankedTensorType::get(shape, element);
+               (negative ? " has a negative dimension"
+                         : " holds more than 2^63 elements");
+  // A stand-in until importNode reports it: a negative size (MLIR's dynamic
+  // marker among them) is no static type.
+  SmallVector<int64_t> clamped(shape);
+  for (int64_t &d : clamped)
+    d = std::max<int64_t>(d, 0);
+  return RankedTensorType::get(clamped, element);
 }
 
 /// Results larger than this are not evaluated during import: only shape

@@ -214,13 +214,11 @@ GraphImporter::importRange(ArrayRef<Value> in) {
   }
   if (*delta == 0)
     return nodeError("delta is zero");
-  // In double: converting a length past int64_t's range is undefined.
-  double length = std::ceil((*limit - *start) / *delta);
-  if (!std::isfinite(length) || length > double(int64_t(1) << 40))
+  std::optional<int64_t> count = tfm::rangeLength(*start, *limit, *delta);
+  if (!count)
     return nodeError("the range has no finite length below 2^40");
-  int64_t count = std::max<int64_t>(int64_t(length), 0);
   return SmallVector<Value>{create<tfm::RangeOp>(
-      tensorType({count}, elementOf(in[0])), builder.getF64FloatAttr(*start),
+      tensorType({*count}, elementOf(in[0])), builder.getF64FloatAttr(*start),
       builder.getF64FloatAttr(*limit), builder.getF64FloatAttr(*delta))};
 }
 

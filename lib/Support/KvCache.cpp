@@ -92,10 +92,9 @@ int64_t KvCacheLayout::tokenLimit() const {
 
 int64_t wafer::kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
                              mesh::KvPolicy policy) {
-  int64_t step = (past + rows - 1) / rows + 1;
-  // A capacity from the command line may be near INT64_MAX.
+  int64_t step = ceilDiv(past, rows) + 1;
   if (policy == mesh::KvPolicy::shift)
-    return std::max(step, capacity / rows + (capacity % rows != 0));
+    return std::max(step, ceilDiv(capacity, rows));
   // Concat: the bottom row holds its share of the past and every new token.
   KvCacheLayout layout;
   layout.rows = rows;
@@ -106,7 +105,7 @@ int64_t wafer::kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
 
 mlir::LogicalResult wafer::checkKvCacheFits(mlir::Operation *op,
                                             mlir::RankedTensorType cache,
-                                            int64_t slots,
+                                            int64_t slotsPerRow,
                                             llvm::StringRef pass) {
   mesh::GridAttr grid = mesh::lookupGrid(op);
   mesh::TargetAttr target = mesh::lookupTarget(op);
@@ -118,19 +117,16 @@ mlir::LogicalResult wafer::checkKvCacheFits(mlir::Operation *op,
   shape[2] = grid.getHeight();
   int64_t perSlot = rt::localElements(shape, layout.toRuntime(),
                                       grid.getHeight(), grid.getWidth());
-  int64_t slotsPerRow =
-      slots / grid.getHeight() + (slots % grid.getHeight() != 0);
-  int64_t bytes =
-      bufferBytes(saturatingMul(perSlot, slotsPerRow), cache.getElementType());
+  std::optional<int64_t> elements = checkedMul(perSlot, slotsPerRow);
+  int64_t bytes = elements ? bufferBytes(*elements, cache.getElementType())
+                           : std::numeric_limits<int64_t>::max();
   int64_t sram = target.getValue().sramBytes;
   if (bytes <= sram)
     return mlir::success();
-  // A saturated size is past what int64_t counts.
-  std::string needs = bytes > std::numeric_limits<int64_t>::max() - 4
-                          ? std::string("more than 2^63")
-                          : std::to_string(bytes);
   return op->emitError(pass)
-         << ": a KV cache of " << slots << " positions needs " << needs
+         << ": a KV cache of " << slotsPerRow
+         << " token slots per row of cores needs "
+         << (elements ? std::to_string(bytes) : std::string("more than 2^63"))
          << " bytes per core, more than target '" << target.getName()
          << "' has (" << sram << ")";
 }

@@ -105,7 +105,7 @@ bool wafer::keepOutputFile(ToolOutputFile &file, StringRef path) {
 }
 
 int wafer::exitStatusWithStdout(int status) {
-  if (Error error = flushOutput(outs(), "<stdout>")) {
+  if (Error error = flushOutput(outs(), "-")) {
     errs() << "error: " << toString(std::move(error)) << "\n";
     return 1;
   }

@@ -242,7 +242,9 @@ LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
   cacheLayout.policy = mesh::KvPolicy::concat;
   cacheLayout.slotsPerRow =
       kvSlotsPerRow(h, cacheLayout.past, /*capacity=*/0, cacheLayout.policy);
-  int64_t slots = h * cacheLayout.slotsPerRow;
+  // Checked below against a core's SRAM; the past comes from the command
+  // line.
+  int64_t slots = saturatingMul(h, cacheLayout.slotsPerRow);
   // The past [1, KVH, P, D] in lane order [1, KVH, D / 2, slots, 2].
   SmallVector<NamedDim> stored{
       {'b', 1}, {'h', form.kvHeads}, {'p', cacheLayout.past}};
@@ -255,8 +257,8 @@ LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
   mesh::DistributeOp cache = placeNamed(
       op.getLoc(), past, stored, target, {1, form.lanes(), slots, 2},
       layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
-  if (failed(
-          checkKvCacheFits(op, cache.getType(), slots, "convert-tfm-to-mesh")))
+  if (failed(checkKvCacheFits(op, cache.getType(), cacheLayout.slotsPerRow,
+                              "convert-tfm-to-mesh")))
     return failure();
   SmallVector<int64_t> placement(slots, -1);
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))

@@ -459,10 +459,11 @@ LogicalResult Planner::planConcat(tfm::ConcatOp op) {
   cacheLayout.slotsPerRow =
       kvSlotsPerRow(h, cacheLayout.past, /*capacity=*/0, cacheLayout.policy);
   SmallVector<int64_t> shape(type.getShape());
-  shape[2] = h * cacheLayout.slotsPerRow;
+  shape[2] = saturatingMul(h, cacheLayout.slotsPerRow);
   auto cacheType = RankedTensorType::get(
       shape, elementType, layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
-  if (failed(checkKvCacheFits(op, cacheType, shape[2], "convert-tfm-to-mesh")))
+  if (failed(checkKvCacheFits(op, cacheType, cacheLayout.slotsPerRow,
+                              "convert-tfm-to-mesh")))
     return failure();
   SmallVector<int64_t> placement(shape[2], -1);
   for (auto [position, slot] : llvm::enumerate(cacheLayout.pastSlots()))

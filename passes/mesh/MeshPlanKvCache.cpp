@@ -1,6 +1,5 @@
 //===- MeshPlanKvCache.cpp - The KV policy and the caches' size -----------===//
 #include "wafer/Passes/Passes.h"
-#include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -101,8 +100,7 @@ struct MeshPlanKvCachePass
     layout.slotsPerRow =
         kvSlotsPerRow(layout.rows, layout.past, capacity, policy);
     if (failed(checkKvCacheFits(append, append.getCache().getType(),
-                                saturatingMul(layout.rows, layout.slotsPerRow),
-                                "mesh-plan-kv-cache")))
+                                layout.slotsPerRow, "mesh-plan-kv-cache")))
       return failure();
     // The past keeps its positions; only the slots around them change.
     RankedTensorType cacheType =

@@ -79,8 +79,10 @@ float halfToFloat(uint16_t h) {
 
 /// A .npy header: the dict numpy writes,
 /// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }, each key
-/// once, then spaces and a newline. Parsed strictly (numpy's reader takes
-/// nothing else): the values as text, the shape's items unparsed.
+/// once, then spaces and a newline. Parsed as strictly as numpy writes it
+/// (np.load itself lets a repeated key win and ignores bytes after the
+/// data; an input it would read two ways is refused): the values as text,
+/// the shape's items unparsed.
 struct NpyHeader {
   StringRef descr, fortranOrder;
   SmallVector<StringRef, 4> shape;

@@ -318,8 +318,9 @@ def build(c):
             z.writestr("x.npy", buf.getvalue())
     c.bad("npz_duplicate_member", ev + [w("ok.onnx"), "--inputs",
                                         w("dup.npz")], "x")
-    # .npy members numpy itself would not read: the header dict is parsed
-    # strictly and the data must be exactly the shape's.
+    # .npy members numpy's writer never makes: the header dict is parsed
+    # strictly (a repeated key would be read two ways) and the data must be
+    # exactly the shape's.
     buf = io.BytesIO()
     np.save(buf, np.ones((3, 48), np.float32))
     good = buf.getvalue()
@@ -575,16 +576,14 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
-    # Special files: a named pipe would block a reader, /dev/zero never
-    # ends. Every reader refuses them by name.
-    fifo = w("pipe")
-    if not os.path.exists(fifo):
-        os.mkfifo(fifo)
+    # Special files: /dev/zero never ends, a directory has no bytes. Every
+    # reader refuses them by name (a pipe is read to its end, as cat would).
+    os.makedirs(w("a_dir"), exist_ok=True)
     tiny_run = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8",
                 "--mode", "analytic"]
     for special, words in [("/dev/zero", "is not a regular file"),
-                           (fifo, "is a named pipe, not a regular file")]:
-        tag = "devzero" if special == "/dev/zero" else "fifo"
+                           (w("a_dir"), "is a directory")]:
+        tag = "devzero" if special == "/dev/zero" else "directory"
         for name, argv in [
                 ("eval_model", [run, "eval", special]),
                 ("eval_inputs", [run, "eval", decode, "--inputs", special]),
@@ -594,7 +593,13 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
                 ("bundle", [run, "run", special, "--inputs", inputs_decode]),
                 ("tokenizer", [tr, "--tokenize", "--tokenizer", special,
                                "--prompt", "hi"])]:
-            c.bad(f"special_{tag}_{name}", argv, special, words)
+            # A directory may hold a checkpoint or a tokenizer: those
+            # readers say what they looked for.
+            said = {("directory", "eval_model"): "is a checkpoint or a "
+                                                 "directory",
+                    ("directory", "tokenizer"): "has no tokenizer"}
+            c.bad(f"special_{tag}_{name}", argv, special,
+                  said.get((tag, name), words))
     # Pipeline options that are not counts.
     for name, pipeline, words in [
             ("layers_negative", "wafer-compile{grid=4x4 layers=-1}",
@@ -637,6 +642,7 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
         c.bad("run_dim_param_past_" + past,
               [run, "run", decode, "--grid", "4x4", "--mode", "analytic",
                "--dim-param", "past=" + past], "a KV cache of",
+              "token slots per row of cores needs",
               "bytes per core, more than target 'wse2' has (49152)")
     c.bad("run_no_model", [run, "run"], "expected a model")
     c.bad("run_no_command", [run], "expected a command")

@@ -290,6 +290,18 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
                             ": tensor 'model.embed_tokens.weight' has "
                             "shape [4, 3], but " +
                             config + " implies [3, 4]");
+  // Values of the right type that no model has.
+  for (auto [field, why] :
+       {std::pair{R"("head_dim":0)", "head_dim is 0"},
+        std::pair{R"("rope_theta":1e999)",
+                  "rms epsilon and rope theta must be positive and finite"}}) {
+    write("config.json",
+          std::string(R"({"model_type":"llama","hidden_size":4,)"
+                      R"("num_hidden_layers":1,"num_attention_heads":2,)"
+                      R"("intermediate_size":8,"vocab_size":3,)") +
+              field + "}");
+    EXPECT_EQ(error(dir), config + ": " + why) << field;
+  }
   // A context length that is not a positive count would lift the limit.
   for (const char *value : {"1.5", "\"abc\"", "0", "-5"}) {
     write("config.json",

@@ -67,9 +67,11 @@ Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
                   ArrayRef<std::string> dimParams, StringRef inputsPath,
                   mlir::MLIRContext &context) {
-  // Before the format is sniffed: opening a named pipe blocks.
-  if (Error special = refuseSpecialFile(path))
-    return std::move(special);
+  // Before the format is sniffed (a device never ends); a directory is a
+  // checkpoint's, or said to be neither below.
+  if (!sys::fs::is_directory(path))
+    if (Error special = refuseSpecialFile(path))
+      return std::move(special);
   // Said plainly rather than as a bad ONNX file.
   if (isCheckpointPath(path))
     return evalError(path + ": is a checkpoint or a directory; this command "

@@ -630,11 +630,15 @@ static std::string comparablePath(StringRef path) {
 
 /// An error when a file the run writes is another it writes or one it
 /// reads: the later write would silently replace the other's contents.
+/// Devices (/dev/null) are not files that keep contents.
 static std::optional<std::string>
 clashingFiles(ArrayRef<std::pair<StringRef, StringRef>> written,
               ArrayRef<std::pair<StringRef, StringRef>> read) {
   for (size_t i = 0; i < written.size(); ++i) {
-    if (written[i].second.empty())
+    sys::fs::file_status status;
+    if (written[i].second.empty() ||
+        (!sys::fs::status(written[i].second, status) &&
+         status.type() != sys::fs::file_type::regular_file))
       continue;
     std::string path = comparablePath(written[i].second);
     auto clash = [&](std::pair<StringRef, StringRef> other) {

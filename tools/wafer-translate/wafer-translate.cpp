@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     return wafer::exitStatusWithStdout(wafer::runTokenizerCommand());
   if (inspect.getNumOccurrences() || gguf.getNumOccurrences() ||
       safetensors.getNumOccurrences())
-    return checkpointMain();
+    return wafer::exitStatusWithStdout(checkpointMain());
   if (!translation) {
     llvm::errs() << "error: no translation given (--import-onnx, "
                     "--emit-bundle, --dump-bundle, a checkpoint command or "

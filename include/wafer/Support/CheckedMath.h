@@ -22,8 +22,9 @@
 
 namespace wafer {
 
-/// ceil(a / b) for a >= 0 and b > 0: how many blocks of b hold a.
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// ceil(a / b) for a >= 0 and b > 0: how many blocks of b hold a (for any
+/// such a: sizes from the command line may be near INT64_MAX).
+inline int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /// a * b, or nullopt when it does not fit in int64_t.
 inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {

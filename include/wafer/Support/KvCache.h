@@ -59,13 +59,13 @@ int64_t kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
                       mesh::KvPolicy policy);
 
 /// Fails, naming `pass`, when a cache of type `cache` ([.., .., P, ..], its
-/// positions split along y) resized to `slots` positions would not fit one
-/// core's SRAM on the target of `op`'s module. The slots come from the
-/// command line (a context length, a --dim-param), so this is checked
-/// before anything is sized by them.
+/// positions split along y) resized to `slotsPerRow` token slots per row of
+/// cores would not fit one core's SRAM on the target of `op`'s module. The
+/// slots come from the command line (a context length, a --dim-param), so
+/// this is checked before anything is sized by them.
 mlir::LogicalResult checkKvCacheFits(mlir::Operation *op,
                                      mlir::RankedTensorType cache,
-                                     int64_t slots, llvm::StringRef pass);
+                                     int64_t slotsPerRow, llvm::StringRef pass);
 
 /// The layout of a mesh.kv_append.
 KvCacheLayout getKvCacheLayout(mesh::KvAppendOp op);

@@ -20,8 +20,8 @@
 // More tokens than a core's SRAM holds (target wse2: 49,152 bytes; a
 // core holds 4 values of 4 bytes per slot): one line before any index map
 // is built, at any size.
-// SRAM: error: {{.*}}mesh-plan-kv-cache: a KV cache of 20000 positions needs 80000 bytes per core, more than target 'wse2' has (49152)
-// HUGE: error: {{.*}}mesh-plan-kv-cache: a KV cache of 9223372036854775807 positions needs more than 2^63 bytes per core, more than target 'wse2' has (49152)
+// SRAM: error: {{.*}}mesh-plan-kv-cache: a KV cache of 5000 token slots per row of cores needs 80000 bytes per core, more than target 'wse2' has (49152)
+// HUGE: error: {{.*}}mesh-plan-kv-cache: a KV cache of {{[0-9]+}} token slots per row of cores needs more than 2^63 bytes per core, more than target 'wse2' has (49152)
 
 // A capacity below the step's own keeps the step's room (4 slots a row).
 // SMALL: mesh.kv_append {{.*}}-> tensor<1x2x16x4xf32

@@ -10,6 +10,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #include "tfm/TfmDialect.h.inc"
 
 #define GET_OP_CLASSES
@@ -28,6 +30,11 @@ matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 llvm::SmallVector<int64_t> reduceShape(llvm::ArrayRef<int64_t> shape,
                                        llvm::ArrayRef<int64_t> axes,
                                        bool keepdims);
+
+/// How many elements ONNX Range(start, limit, delta) makes (0 for an empty
+/// range, -inf included), or nullopt when delta is 0 or the length is NaN,
+/// +inf or over 2^40.
+std::optional<int64_t> rangeLength(double start, double limit, double delta);
 
 /// How many elements a normalised slice start:end:step takes.
 int64_t sliceLength(int64_t start, int64_t end, int64_t step);
