@@ -441,6 +441,8 @@ static Error validateRunOptions(StringRef path, bool isBundle,
   if (threadsOption < 1 || threadsOption > 1024)
     return optionError("--threads must be between 1 and 1024, got " +
                        Twine(unsigned(threadsOption)));
+  if (!(checkToleranceOption >= 0))
+    return optionError("--check-tolerance must be at least 0");
   return Error::success();
 }
 
@@ -672,8 +674,6 @@ static int run() {
                 "' (known: functional, timing, analytic)");
   if (maxCyclesOption < 1 || maxInstructionsOption < 1)
     return fail("--max-cycles and --max-instructions must be positive");
-  if (!(checkToleranceOption >= 0))
-    return fail("--check-tolerance must be at least 0");
   if (statsDetail && statsPath.empty())
     return fail("--stats-detail needs --stats FILE");
   if (std::optional<std::string> clash =
@@ -811,8 +811,6 @@ static int generate() {
     return fail("--top-k must be at least 0");
   if (!(topPOption > 0 && topPOption <= 1))
     return fail("--top-p must be in (0, 1]");
-  if (!(checkToleranceOption >= 0))
-    return fail("--check-tolerance must be at least 0");
   if (std::optional<std::string> clash = clashingFiles(
           {{"--stats", statsPath}, {"--trace", tracePath}},
           {{"the model", modelPath}, {"--tokenizer", tokenizerOption}}))
