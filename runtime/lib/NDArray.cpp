@@ -22,7 +22,10 @@
 
 #include <zip.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 using namespace llvm;
@@ -434,6 +437,28 @@ Error writeNpz(StringRef path, const NDArrayMap &arrays) {
   if (zip_close(archive) != 0)
     return failWrite(zip_get_error(archive));
   return Error::success();
+}
+
+Deviation deviationFrom(ArrayRef<float> got, ArrayRef<float> want,
+                        double minScale) {
+  Deviation worst;
+  double largestError = 0, scale = minScale;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    double g = got[i], w = want[i];
+    if (std::isfinite(w))
+      scale = std::max(scale, std::abs(w));
+    bool agree = g == w || (std::isnan(g) && std::isnan(w));
+    double error = agree ? 0
+                   : std::isfinite(g) && std::isfinite(w)
+                       ? std::abs(g - w)
+                       : std::numeric_limits<double>::infinity();
+    if (error > largestError) {
+      largestError = error;
+      worst.index = int64_t(i);
+    }
+  }
+  worst.relative = largestError / scale;
+  return worst;
 }
 
 } // namespace wafer::rt

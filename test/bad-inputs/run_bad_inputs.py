@@ -153,6 +153,20 @@ def int_div_model(path):
         graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def overflow_model(path, inputs):
+    """x[1,8] @ ones[8,4] with x four times 3e38 then four times -3e38: the
+    host evaluator sums in double (0), a grid's partial sums overflow to inf
+    and -inf, whose sum is NaN."""
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.ones((8, 4), np.float32), "w")])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    np.savez(inputs, x=np.array([[3e38] * 4 + [-3e38] * 4], np.float32))
+
+
 def constant_inputs_model(path, op_type, values, elem):
     """One `op_type` node of Constant inputs (values the importer knows, as
     a shape or a length must be)."""
@@ -576,6 +590,13 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
             ("fits_no_grid", ["--target", w("small-sram.json")],
              "the smallest square grid it fits is")]:
         c.bad("run_option_" + name, base + extra, words)
+    # --check fails on a NaN where the reference has a number (std::max
+    # dropped NaNs, and the check passed with 0 error).
+    overflow_model(w("overflow.onnx"), w("overflow.npz"))
+    c.bad("run_check_nan_output",
+          [run, "run", w("overflow.onnx"), "--grid", "2x2", "--inputs",
+           w("overflow.npz"), "--check"],
+          "output 'y' holds nan at element 0", "host evaluator's holds 0")
     # Special files: /dev/zero never ends, a directory has no bytes. Every
     # reader refuses them by name (a pipe is read to its end, as cat would).
     os.makedirs(w("a_dir"), exist_ok=True)

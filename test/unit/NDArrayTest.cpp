@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace wafer::rt;
 using wafer::rt::test::errorOf;
 
@@ -217,3 +220,24 @@ TEST_F(Npz, ReadsZip64Archives) {
 }
 
 } // namespace
+
+TEST(Deviation, NonFiniteValuesFailUnlessTheReferenceAgrees) {
+  float nan = std::numeric_limits<float>::quiet_NaN(),
+        inf = std::numeric_limits<float>::infinity();
+  // The overflow case a probe found: every value NaN against zeros passed
+  // `--check` (std::max drops NaN).
+  Deviation d = deviationFrom({nan, nan}, {0, 0}, 1e-30);
+  EXPECT_TRUE(std::isinf(d.relative));
+  EXPECT_EQ(d.index, 0);
+  EXPECT_TRUE(std::isinf(deviationFrom({1, inf}, {1, 2}, 1).relative));
+  EXPECT_EQ(deviationFrom({1, inf}, {1, 2}, 1).index, 1);
+  EXPECT_TRUE(std::isinf(deviationFrom({1, 5}, {1, nan}, 1).relative));
+  // Agreeing non-finite values, and the scale from finite values only.
+  d = deviationFrom({nan, -inf, 3}, {nan, -inf, 4}, 1e-30);
+  EXPECT_DOUBLE_EQ(d.relative, 0.25);
+  EXPECT_EQ(d.index, 2);
+  d = deviationFrom({0, 0}, {0, 0}, 1e-30);
+  EXPECT_EQ(d.relative, 0);
+  EXPECT_EQ(d.index, -1);
+  EXPECT_DOUBLE_EQ(deviationFrom({0.5f}, {0}, 1).relative, 0.5);
+}

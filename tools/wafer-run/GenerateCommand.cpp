@@ -328,8 +328,16 @@ Error Generation::checkStep(ArrayRef<float> logits, int64_t step) {
   if (!want)
     return generateError("--check: host evaluator: " +
                          toString(want.takeError()));
-  double error = relativeError(logits, *want);
+  rt::Deviation deviation = rt::deviationFrom(logits, *want, /*minScale=*/1);
+  double error = deviation.relative;
   worstError = std::max(worstError, error);
+  if (std::isinf(error))
+    return generateError(formatv("--check: step {0} (position {1}): logit "
+                                 "{2} is {3:e3}, where the host evaluator's "
+                                 "is {4:e3}",
+                                 step, sequence.size() - 1, deviation.index,
+                                 logits[deviation.index],
+                                 (*want)[deviation.index]));
   if (argmax(logits) != argmax(*want))
     return generateError(formatv("--check: step {0} (position {1}): the "
                                  "mesh's most likely token {2} differs from "

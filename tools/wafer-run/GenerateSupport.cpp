@@ -42,17 +42,6 @@ Expected<std::vector<float>> HostReference::logits(GenerateModel &model,
   return std::vector<float>(all.data.end() - vocab, all.data.end());
 }
 
-/// The largest error of `got` against `want`, relative to want's largest
-/// magnitude (at least 1).
-double wafer::relativeError(ArrayRef<float> got, ArrayRef<float> want) {
-  double error = 0, scale = 1;
-  for (size_t i = 0; i < want.size(); ++i) {
-    error = std::max(error, std::abs(double(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(double(want[i])));
-  }
-  return error / scale;
-}
-
 int64_t wafer::argmax(ArrayRef<float> values) {
   return std::max_element(values.begin(), values.end()) - values.begin();
 }

@@ -79,10 +79,6 @@ private:
   WeightStore store;
 };
 
-/// The largest error of `got` against `want`, relative to want's largest
-/// magnitude (at least 1).
-double relativeError(llvm::ArrayRef<float> got, llvm::ArrayRef<float> want);
-
 int64_t argmax(llvm::ArrayRef<float> values);
 
 /// Token ids "1,2,3", each below `vocabSize`.

@@ -80,12 +80,16 @@ Error wafer::checkOutputs(mlir::ModuleOp imported, StringRef modelPath,
       return createStringError(inconvertibleErrorCode(),
                                "--check: the host evaluator gives no output '" +
                                    name + "' of the same size");
-    double error = 0, scale = 0;
-    for (size_t i = 0; i < got.data.size(); ++i) {
-      error = std::max(error, std::abs(double(got.data[i]) - it->second.data[i]));
-      scale = std::max(scale, std::abs(double(it->second.data[i])));
-    }
-    double relative = error / std::max(scale, 1e-30);
+    rt::Deviation deviation =
+        rt::deviationFrom(got.data, it->second.data, /*minScale=*/1e-30);
+    double relative = deviation.relative;
+    if (std::isinf(relative))
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("--check: output '{0}' holds {1:e3} at element {2}, where "
+                  "the host evaluator's holds {3:e3}",
+                  name, got.data[deviation.index], deviation.index,
+                  it->second.data[deviation.index]));
     if (!(relative <= tolerance))
       return createStringError(
           inconvertibleErrorCode(),

@@ -2,6 +2,7 @@
 #ifndef WAFER_RUNTIME_NDARRAY_H
 #define WAFER_RUNTIME_NDARRAY_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -31,6 +32,18 @@ llvm::Expected<NDArrayMap> readNpz(llvm::StringRef path);
 
 /// Writes arrays as float32 .npy members of an uncompressed .npz.
 llvm::Error writeNpz(llvm::StringRef path, const NDArrayMap &arrays);
+
+/// How far values are from a reference: the largest absolute difference
+/// over the reference's largest finite magnitude (at least `minScale`), and
+/// the element where it is (`minScale` > 0). A NaN or infinity where the
+/// reference has another value is an infinite deviation (so it fails every
+/// tolerance); NaN against NaN and an infinity against the same infinity agree.
+struct Deviation {
+  double relative = 0;
+  int64_t index = -1; // -1 when every value agrees exactly
+};
+Deviation deviationFrom(llvm::ArrayRef<float> got, llvm::ArrayRef<float> want,
+                        double minScale);
 
 } // namespace wafer::rt
 
