@@ -7,6 +7,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -145,9 +146,14 @@ public:
     for (const HostTensor &t : p.inputs)
       if (Error e = tensor(t, /*isInput=*/true))
         return e;
-    for (const HostTensor &t : p.outputs)
+    StringSet<> outputNames;
+    for (const HostTensor &t : p.outputs) {
       if (Error e = tensor(t, /*isInput=*/false))
         return e;
+      // Outputs are arrays of one .npz: the later would replace the other.
+      if (!outputNames.insert(t.name).second)
+        return err("two outputs are named '" + t.name + "'");
+    }
     return Error::success();
   }
 

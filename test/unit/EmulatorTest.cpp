@@ -357,6 +357,43 @@ TEST(Emulator, ExpressionErrorsNameTheCore) {
             "core (1,0): repeat count -2 of 'x - 3' is negative");
 }
 
+TEST(Emulator, MessagesNobodyReceivesAreErrors) {
+  // One send more than the relay takes: the message would be dropped
+  // silently at the end of the run.
+  Program p = relayProgram();
+  p.roles[0].body.push_back(instr(Opcode::Send, {0}, 0));
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (2,0) ends with 1 message(s) it never received, the first "
+            "on channel 'first' color 0: its program receives fewer than are "
+            "sent to it");
+  // A flood that nobody receives stops at the queue's limit instead of
+  // growing the host's memory.
+  p.roles[0].body = {repeat("100000", {instr(Opcode::Send, {0}, 0)})};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "core (2,0): more than 4096 messages wait unreceived (the latest "
+            "on color 0): its program receives fewer than are sent to it");
+}
+
+TEST(Emulator, OutputsHaveOneNameEach) {
+  // Both would be written as one .npz member, the later over the other.
+  Program p = relayProgram();
+  p.outputs.push_back(p.outputs[0]);
+  EXPECT_EQ(runError(p, iotaInput("x", {16})), "two outputs are named 'out'");
+}
+
+TEST(Emulator, ARepeatPastTheBudgetFailsBeforeRunning) {
+  // Each iteration takes at least one instruction, so a count beyond the
+  // budget cannot finish; on a large grid running every core up to the
+  // budget took minutes.
+  Program p = relayProgram();
+  p.roles[1].body = {repeat("1000000000000", {})};
+  EmulatorOptions options;
+  options.maxInstructions = 1000;
+  EXPECT_EQ(errorOf(runProgram(p, iotaInput("x", {16}), options)),
+            "core (1,0): after the last op ran more than 1000 instructions "
+            "(--max-instructions)");
+}
+
 /// A vector of `size` values split into `blocks` blocks along x, in `buffer`.
 HostTensor splitAlongX(std::string name, int64_t size, int32_t buffer,
                        int64_t blocks) {

@@ -143,7 +143,7 @@ public:
 
 private:
   void chooseTracedCores();
-  void budgetExceeded(int32_t id, Core &c);
+  void budgetExceeded(int32_t id, Core &c, bool instructions);
   void setError(int32_t id, Core &c, std::string message) {
     errors[id] = std::move(message);
     c.status = Status::Failed;
@@ -434,7 +434,7 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
   const std::vector<Op> &ops = code[c.role];
   while (c.pc < ops.size()) {
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
-      budgetExceeded(id, c);
+      budgetExceeded(id, c, c.instructions > maxInstructions);
       return;
     }
     if (!step(id, c, ops[c.pc], batchTime, piece))
@@ -444,21 +444,21 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
     c.status = Status::Done;
 }
 
-/// Names the op a core was in when it ran out of budget.
-void Scheduler::budgetExceeded(int32_t id, Core &c) {
+/// Names the op a core was in when it ran out of budget (of instructions,
+/// or else of cycles).
+void Scheduler::budgetExceeded(int32_t id, Core &c, bool instructions) {
   size_t op = size_t(c.lastMark + 1);
   std::string where = op < p.ops.size()
                           ? "in op '" + p.ops[op].name + "'"
                           : std::string("after the last op");
   setError(id, c,
-           c.instructions > maxInstructions
-               ? formatv("{0}: {1} ran more than {2} instructions "
-                         "(--max-instructions)",
-                         coreName(id), where, maxInstructions)
-                     .str()
-               : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
-                         coreName(id), where, maxCycles)
-                     .str());
+           instructions ? formatv("{0}: {1} ran more than {2} instructions "
+                                  "(--max-instructions)",
+                                  coreName(id), where, maxInstructions)
+                              .str()
+                        : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
+                                  coreName(id), where, maxCycles)
+                              .str());
 }
 
 /// Executes one op; false when the core must stop for this batch.
@@ -669,7 +669,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
         c.pc = landing->pc;
         c.instructions += landing->passed - 1;
         if (c.instructions > maxInstructions) {
-          budgetExceeded(id, c);
+          budgetExceeded(id, c, true);
           return false;
         }
         return true;
@@ -684,8 +684,16 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       c.pc = op.jump;
       return true;
     }
-    if (op.kind == Step::LoopBegin)
+    if (op.kind == Step::LoopBegin) {
+      // Every iteration takes at least one instruction (its loop end): a
+      // count past the budget fails now rather than after running every
+      // core of the grid up to it.
+      if (*v > maxInstructions - c.instructions) {
+        budgetExceeded(id, c, true);
+        return false;
+      }
       c.loops.push_back({*v, 0});
+    }
     break;
   }
   case Step::LoopEnd:
@@ -944,7 +952,7 @@ Error Scheduler::simulate() {
   for (const Core &c : cores)
     if (c.status != Status::Done)
       return deadlock();
-  return Error::success();
+  return network.checkAllReceived();
 }
 
 void Scheduler::retire(int32_t id) {

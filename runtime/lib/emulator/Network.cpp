@@ -104,6 +104,24 @@ void Network::reset(bool countLinks) {
   }
 }
 
+Error Network::checkAllReceived() const {
+  for (int64_t core = 0; core < N; ++core) {
+    const auto &waiting = inboxes[core].messages;
+    if (waiting.empty())
+      continue;
+    int32_t color = waiting.front().color;
+    uint32_t route = routeIndex[size_t(core) * numColors + color];
+    std::string channel = route == kNoRoute
+                              ? std::string("?")
+                              : p.channels[routeRefs[route].channel].name;
+    return err(formatv("core ({0},{1}) ends with {2} message(s) it never "
+                       "received, the first on channel '{3}' color {4}: its "
+                       "program receives fewer than are sent to it",
+                       core % W, core / W, waiting.size(), channel, color));
+  }
+  return Error::success();
+}
+
 bool Network::hasMessage(int32_t core, int32_t color) const {
   return llvm::any_of(inboxes[core].messages,
                       [&](const Message &m) { return m.color == color; });
@@ -193,8 +211,13 @@ Error Network::inject(int32_t src, const Outgoing &o, int64_t serial,
       hp.rampIn = rampInStart + occ;
       int64_t arrival = rampInStart + occ + timing.rampCycles();
       counts.latestArrival = std::max(counts.latestArrival, arrival);
-      inboxes[h.core].messages.push_back(
-          {arrival, o.color, o.elements, o.data});
+      auto &waiting = inboxes[h.core].messages;
+      if (waiting.size() >= kMaxWaitingMessages)
+        return err(formatv("core {0}: more than {1} messages wait unreceived "
+                           "(the latest on color {2}): its program receives "
+                           "fewer than are sent to it",
+                           where(h.core), kMaxWaitingMessages, o.color));
+      waiting.push_back({arrival, o.color, o.elements, o.data});
       delivered(h.core, o.color, arrival);
     }
   }

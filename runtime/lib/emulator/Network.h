@@ -169,6 +169,14 @@ public:
   /// ... and, shortly before it, at the sender's neighbours the route goes
   /// to (most messages go one hop; its route is in cache by then).
   void prefetchFirstHops(int32_t src, int32_t color) const;
+  /// Most messages that may wait unreceived at one core. Hardware stalls
+  /// the senders long before (its queues hold a few words), and a program
+  /// that sends more than it receives would otherwise grow the host's
+  /// memory without bound; real programs keep a few waiting.
+  static constexpr size_t kMaxWaitingMessages = 4096;
+  /// An error naming the first core (in y, x order) where messages wait
+  /// that its program never received, once every core is done.
+  llvm::Error checkAllReceived() const;
   /// Whether a message waits at the core on the color.
   bool hasMessage(int32_t core, int32_t color) const;
   /// Removes and returns the first one (hasMessage must hold).
