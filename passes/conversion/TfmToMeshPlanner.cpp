@@ -30,8 +30,9 @@ LogicalResult Planner::run() {
             .Case<tfm::RopeOp>([&](auto op) { return planRope(op); })
             .Case<tfm::ConcatOp>([&](auto op) { return planConcat(op); })
             .Case<tfm::AttentionOp>([&](auto op) { return planAttention(op); })
-            .Case<tfm::WeightOp, tfm::ConstantOp, tfm::EmbedOp>(
+            .Case<tfm::WeightOp, tfm::ConstantOp>(
                 [&](auto) { return success(); })
+            .Case<tfm::EmbedOp>([&](auto op) { return planEmbed(op); })
             .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
             .Default([&](Operation *op) { return noPlan(op); });
     if (failed(result))
@@ -98,6 +99,15 @@ bool Planner::isHostValue(Value v) {
     return isa<BlockArgument>(embed.getIds()) &&
            embed.getTable().getDefiningOp<tfm::WeightOp>();
   return false;
+}
+
+LogicalResult Planner::planEmbed(tfm::EmbedOp op) {
+  // Nothing runs on the grid: the host gathers the rows as it places them.
+  if (!isHostValue(op.getResult()))
+    return op.emitError("convert-tfm-to-mesh: an embedding is gathered by "
+                        "the host, from a weight table (tfm.weight) by "
+                        "token ids that are a graph input");
+  return success();
 }
 
 FailureOr<Value> Planner::materialize(Operation *user, Value v,

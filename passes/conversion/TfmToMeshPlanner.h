@@ -245,6 +245,7 @@ private:
   /// Whether a planned value is a prefill attention's keys or values.
   bool isPrefillKv(Value planned);
 
+  LogicalResult planEmbed(tfm::EmbedOp op);
   LogicalResult planReturn(func::ReturnOp op);
 
   func::FuncOp func;

@@ -3,6 +3,7 @@
 #include "wafer/Support/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace wafer {
 #define GEN_PASS_DEF_MESHPLANKVCACHE
@@ -54,12 +55,17 @@ struct MeshPlanKvCachePass
   /// Places the `resident` caches at their offsets.
   LogicalResult pinResidentCaches() {
     func::FuncOp main = getOperation();
+    llvm::StringSet<> pinned;
     for (StringRef entry : resident) {
       auto [name, offsetText] = entry.split('=');
       int64_t offset = -1;
       if (offsetText.getAsInteger(10, offset) || offset < 0 || offset % 4)
         return main.emitError("mesh-plan-kv-cache: resident '")
                << entry << "' is not NAME=BYTE_OFFSET (a multiple of 4)";
+      // The later offset would silently win.
+      if (!pinned.insert(name).second)
+        return main.emitError("mesh-plan-kv-cache: resident '")
+               << name << "' is given twice";
       mesh::DistributeOp cache;
       for (BlockArgument arg : main.getArguments()) {
         auto argName =

@@ -90,10 +90,20 @@ struct MeshRelayoutPhasesPass
     cache.policy = policy;
     cache.slotsPerRow = kvSlotsPerRow(h, cache.past, capacity, policy);
     int64_t heads = type.getDimSize(1), dim = type.getDimSize(2);
-    auto cacheType = RankedTensorType::get(
-        {1, heads, h * cache.slotsPerRow, dim}, type.getElementType(),
+    auto cacheLayout =
         mesh::LayoutAttr::get(builder.getContext(), {N, X, Y, N}, {1, w, h, 1},
-                              layout.getInterleave()));
+                              layout.getInterleave());
+    // A capacity too large for the SRAM is refused before it sizes a type
+    // (near 2^63 slots the size would wrap).
+    if (failed(checkKvCacheFits(getOperation(),
+                                RankedTensorType::get({1, heads, h, dim},
+                                                      type.getElementType(),
+                                                      cacheLayout),
+                                cache.slotsPerRow, "mesh-relayout-phases")))
+      return failure();
+    auto cacheType =
+        RankedTensorType::get({1, heads, h * cache.slotsPerRow, dim},
+                              type.getElementType(), cacheLayout);
     Location loc = present.getLoc();
     auto handoff = builder.create<mesh::KvHandoffOp>(
         loc, cacheType, present,

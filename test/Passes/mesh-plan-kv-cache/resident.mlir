@@ -13,6 +13,8 @@
 // LOWER-NEXT: core.buffer @{{t[0-9]+}}[4] : f32 at 64
 // LOWER: core.input @[[KEY]] {index_dim = 2 : i64, {{.*}}name = "past.key"
 
+// RUN: not wafer-opt %s --pass-pipeline='builtin.module(func.func(mesh-plan-kv-cache{resident=past.key=0,past.key=64}))' 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: error: {{.*}}mesh-plan-kv-cache: resident 'past.key' is given twice
 // FORMAT: error: {{.*}}mesh-plan-kv-cache: resident 'past.key=6' is not NAME=BYTE_OFFSET (a multiple of 4)
 // NAME: error: {{.*}}mesh-plan-kv-cache: resident 'token' is not a past KV cache of this function
 // OVERLAP: error: {{.*}}mesh-check-memory: the host input at sram_offset 32 overlaps another input's fixed place

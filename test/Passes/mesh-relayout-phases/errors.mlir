@@ -1,7 +1,14 @@
 // RUN: not wafer-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=8}))' 2>&1 | FileCheck %s
 // RUN: not wafer-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=-1}))' 2>&1 | FileCheck %s --check-prefix=CAPACITY
 
+// RUN: not wafer-opt %S/handoff.mlir --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=9223372036854775807}))' 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not wafer-opt %S/handoff.mlir --pass-pipeline='builtin.module(func.func(mesh-relayout-phases{capacity=9223372036854775807 policy=concat}))' 2>&1 | FileCheck %s --check-prefix=HUGE
+
 // CAPACITY: error: mesh-relayout-phases: capacity must be at least 0, got -1
+// A capacity past the SRAM is refused before it sizes the cache's type
+// (whose size wrapped to a dynamic dimension).
+// HUGE: error: {{.*}}mesh-relayout-phases: a KV cache of {{[0-9]+}} token slots per row of cores needs more than 2^63 bytes per core, more than target 'wse2' has (49152)
+// HUGE-NOT: error
 
 // A function without keys or values to hand off.
 // CHECK: error: mesh-relayout-phases: the function returns no present.* keys or values to hand off
