@@ -211,6 +211,20 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
       scaling && scaling->kind() != llvm::json::Value::Null)
     return checkpointError(path, "rope_scaling is set; only plain RoPE is "
                                  "supported");
+  // Keys that change the maths from LLaMA's: the MLP's activation and
+  // attention over a window instead of the whole context.
+  for (llvm::StringRef key : {"hidden_act", "hidden_activation"})
+    if (const llvm::json::Value *act = o->get(key);
+        act && act->kind() != llvm::json::Value::Null &&
+        act->getAsString() != std::optional<llvm::StringRef>("silu"))
+      return checkpointError(path, key + " is not \"silu\"; LLaMA's "
+                                         "SwiGLU MLP is the only one "
+                                         "supported");
+  if (const llvm::json::Value *window = o->get("sliding_window");
+      window && window->kind() != llvm::json::Value::Null &&
+      o->getBoolean("use_sliding_window") != std::optional<bool>(false))
+    return checkpointError(path, "sliding_window is set; only attention over "
+                                 "the whole context is supported");
   LlamaConfig c;
   auto integer = [&](int64_t &out, llvm::StringRef key,
                      std::optional<int64_t> fallback) -> llvm::Error {
@@ -396,6 +410,13 @@ llvm::Expected<LlamaCheckpoint> LlamaCheckpoint::open(llvm::StringRef path) {
   for (const TensorInfo &info : c.tensors()) {
     std::optional<LlamaTensorName> name =
         parseTensorName(c.format(), info.name);
+    // A tensor wafer would ignore may change the maths (a bias, GGUF's
+    // rope_freqs); only RoPE's inverse frequencies, which rope_theta
+    // gives, are left out silently.
+    if (!name && !llvm::StringRef(info.name).ends_with("rotary_emb.inv_freq"))
+      return checkpointError(c.filePaths[info.file],
+                             "tensor '" + printable(info.name) +
+                                 "' is not one of a LLaMA model's");
     if (name && name->layer >= cfg.numLayers)
       return checkpointError(c.filePaths[info.file],
                              llvm::formatv("tensor '{0}' is for layer {1}, but "

@@ -286,6 +286,15 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
   write("config.json", R"({"model_type":"llama","hidden_size":4,)"
                        R"("num_hidden_layers":1,"num_attention_heads":2,)"
                        R"("intermediate_size":8,"vocab_size":3})");
+  // A tensor no LLaMA has might change the maths if ignored.
+  EXPECT_EQ(error(dir), shard + ": tensor 'w' is not one of a LLaMA model's");
+  write("model-2.safetensors",
+        safetensors(R"({"model.embed_tokens.weight":{"dtype":"F32",)"
+                    R"("shape":[4,3],"data_offsets":[0,48]}})",
+                    48));
+  write(
+      "model.safetensors.index.json",
+      R"({"weight_map":{"model.embed_tokens.weight":"model-2.safetensors"}})");
   EXPECT_EQ(error(dir), shard +
                             ": tensor 'model.embed_tokens.weight' has "
                             "shape [4, 3], but " +
@@ -294,7 +303,13 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
   for (auto [field, why] :
        {std::pair{R"("head_dim":0)", "head_dim is 0"},
         std::pair{R"("rope_theta":1e999)",
-                  "rms epsilon and rope theta must be positive and finite"}}) {
+                  "rms epsilon and rope theta must be positive and finite"},
+        std::pair{R"("hidden_act":"gelu")",
+                  "hidden_act is not \"silu\"; LLaMA's SwiGLU MLP is the "
+                  "only one supported"},
+        std::pair{R"("sliding_window":2)",
+                  "sliding_window is set; only attention over the whole "
+                  "context is supported"}}) {
     write("config.json",
           std::string(R"({"model_type":"llama","hidden_size":4,)"
                       R"("num_hidden_layers":1,"num_attention_heads":2,)"
