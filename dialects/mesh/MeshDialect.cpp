@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -175,11 +176,15 @@ Attribute TargetAttr::parse(AsmParser &parser, Type) {
   SmallVector<bool> given(fields.size(), false);
   bool hasBase = false;
   wafer::rt::Target defects;
+  llvm::StringSet<> keys;
   auto parseField = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
     std::string key;
     if (parser.parseKeywordOrString(&key) || parser.parseEqual())
       return failure();
+    // The later would silently win (two bases mix their fields).
+    if (!keys.insert(key).second)
+      return parser.emitError(loc, "target field '" + key + "' is given twice");
     if (key == "dead_cores" || key == "dead_links")
       return parseDefectList(parser, key == "dead_links", defects);
     if (key == "name" || key == "base") {

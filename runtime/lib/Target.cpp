@@ -480,6 +480,9 @@ static Error checkDefects(const Target &t) {
 Error validateTarget(const Target &t) {
   if (t.name.empty())
     return error("target field 'name' must be a non-empty string");
+  if (llvm::any_of(t.name,
+                   [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; }))
+    return error("target field 'name' has a control character");
   for (const TargetFieldInfo &f : kFields)
     if (Error e = f.check(f.get(t)))
       return e;

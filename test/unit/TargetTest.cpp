@@ -90,6 +90,25 @@ TEST(Target, BaseWithOverrides) {
 }
 
 TEST(Target, Errors) {
+  // A key twice in one object: llvm::json keeps one silently (a probe's
+  // two bases ran as the second).
+  EXPECT_EQ(
+      errorOf(parseTarget(R"({"base": "wse2", "base": "wse3"})", "t.json")),
+      "t.json: JSON object has the key \"base\" twice at byte 18");
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "macs_per_cycle": )"
+                                R"({"f16": 4, "f16" : 3}})",
+                                "t.json")),
+            "t.json: JSON object has the key \"f16\" twice at byte 47");
+  // The same key in different objects, or as a value, is no repeat.
+  EXPECT_EQ(errorOf(parseTarget(R"({"base": "wse2", "name": "base", )"
+                                R"("macs_per_cycle": {"f16": 4, "f32": 2},)"
+                                R"( "sources": {"sram_bytes": "x"}})",
+                                "t.json")),
+            "");
+  // Names are printed within one-line errors and reports.
+  EXPECT_EQ(
+      errorOf(parseTarget(R"({"base": "wse2", "name": "a\nb"})", "t.json")),
+      "t.json: target field 'name' has a control character");
   // A field set twice: neither value would be seen to win.
   EXPECT_EQ(
       errorOf(parseTarget(

@@ -55,6 +55,26 @@ module attributes {mesh.target = #mesh.target<base = "wse2", colour = 3>} {
 
 // -----
 
+// Two bases would mix their fields under the first one's name.
+// expected-error @+1 {{target field 'base' is given twice}}
+module attributes {mesh.target = #mesh.target<base = "wse2", base = "wse3">} {
+}
+
+// -----
+
+// expected-error @+1 {{target field 'sram_bytes' is given twice}}
+module attributes {mesh.target = #mesh.target<base = "wse2", sram_bytes = 100, sram_bytes = 20000>} {
+}
+
+// -----
+
+// Names are printed within one-line errors and reports.
+// expected-error @+1 {{target field 'name' has a control character}}
+module attributes {mesh.target = #mesh.target<base = "wse2", name = "a\0Ab">} {
+}
+
+// -----
+
 // expected-error @+1 {{unknown target preset 'wse9' (known: wse2, wse2-calibrated, wse3)}}
 module attributes {mesh.target = #mesh.target<base = "wse9">} {
 }

@@ -132,7 +132,8 @@ FlatDefects flattenDefects(const Target &target);
 bool unflattenDefects(llvm::ArrayRef<int64_t> cores,
                       llvm::ArrayRef<int64_t> links, Target &target);
 
-/// Checks that the name is not empty, every field is in range and every
+/// Checks that the name is not empty and has no control characters (errors
+/// and reports print it within one line), every field is in range and every
 /// defect lies on the fabric, once, in order; the error names the field.
 llvm::Error validateTarget(const Target &target);
 
