@@ -544,8 +544,8 @@ struct OnnxWeightStore::Model {
 OnnxWeightStore::OnnxWeightStore() = default;
 OnnxWeightStore::~OnnxWeightStore() = default;
 
-llvm::Expected<WeightData> OnnxWeightStore::load(llvm::StringRef path,
-                                                 llvm::StringRef name) {
+llvm::Expected<const onnx::TensorProto *>
+OnnxWeightStore::initializer(llvm::StringRef path, llvm::StringRef name) {
   auto &model = models[path];
   if (!model) {
     llvm::Expected<onnx::ModelProto> parsed = parseModel(path);
@@ -559,7 +559,23 @@ llvm::Expected<WeightData> OnnxWeightStore::load(llvm::StringRef path,
   const onnx::TensorProto *init = model->initializers.lookup(name);
   if (!init)
     return fail(path + ": has no initializer '" + name + "'");
-  auto tensor = readTensorProto(*init, llvm::sys::path::parent_path(path),
+  return init;
+}
+
+llvm::Expected<std::vector<int64_t>>
+OnnxWeightStore::shape(llvm::StringRef path, llvm::StringRef name) {
+  llvm::Expected<const onnx::TensorProto *> init = initializer(path, name);
+  if (!init)
+    return init.takeError();
+  return std::vector<int64_t>((*init)->dims().begin(), (*init)->dims().end());
+}
+
+llvm::Expected<WeightData> OnnxWeightStore::load(llvm::StringRef path,
+                                                 llvm::StringRef name) {
+  llvm::Expected<const onnx::TensorProto *> init = initializer(path, name);
+  if (!init)
+    return init.takeError();
+  auto tensor = readTensorProto(**init, llvm::sys::path::parent_path(path),
                                 path + ": initializer '" + name + "'");
   if (!tensor)
     return tensor.takeError();

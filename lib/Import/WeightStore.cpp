@@ -56,10 +56,8 @@ static bool isCheckpoint(llvm::StringRef file) {
   return read && *read == 4 && llvm::StringRef(magic, 4) == "GGUF";
 }
 
-llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
-                                             llvm::StringRef name) {
-  if (!isCheckpoint(file))
-    return impl->onnx.load(file, name);
+llvm::Expected<WeightStore::Found>
+WeightStore::findInCheckpoint(llvm::StringRef file, llvm::StringRef name) {
   std::unique_ptr<Checkpoint> &ckpt = impl->checkpoints[file];
   if (!ckpt) {
     auto opened = Checkpoint::open(file);
@@ -67,9 +65,11 @@ llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
       return opened.takeError();
     ckpt = std::move(*opened);
   }
-  std::optional<LlamaTensorName> role = parseCanonicalName(name);
-  if (!role || ckpt->find(name))
-    return ckpt->read(name);
+  Found found{ckpt.get(), nullptr, parseCanonicalName(name)};
+  if (!found.role || ckpt->find(name)) {
+    found.role.reset();
+    return found;
+  }
   std::unique_ptr<LlamaCheckpoint> &model = impl->models[file];
   if (!model) {
     auto opened = LlamaCheckpoint::open(file);
@@ -77,5 +77,39 @@ llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
       return opened.takeError();
     model = std::make_unique<LlamaCheckpoint>(std::move(*opened));
   }
-  return model->read(*role, RopeOrder::RotateHalf);
+  found.model = model.get();
+  return found;
+}
+
+llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
+                                             llvm::StringRef name) {
+  if (!isCheckpoint(file))
+    return impl->onnx.load(file, name);
+  llvm::Expected<Found> found = findInCheckpoint(file, name);
+  if (!found)
+    return found.takeError();
+  if (!found->role)
+    return found->checkpoint->read(name);
+  return found->model->read(*found->role, RopeOrder::RotateHalf);
+}
+
+llvm::Expected<std::vector<int64_t>> WeightStore::shape(llvm::StringRef file,
+                                                        llvm::StringRef name) {
+  if (!isCheckpoint(file))
+    return impl->onnx.shape(file, name);
+  llvm::Expected<Found> found = findInCheckpoint(file, name);
+  if (!found)
+    return found.takeError();
+  const TensorInfo *info = nullptr;
+  if (!found->role)
+    info = found->checkpoint->find(name);
+  else if (const LlamaCheckpoint::Tensor *t = found->model->find(*found->role))
+    info = t->info;
+  if (info)
+    return info->shape;
+  // The reader's own error for a name it does not have.
+  llvm::Expected<WeightData> missing = load(file, name);
+  if (!missing)
+    return missing.takeError();
+  return missing->shape;
 }

@@ -209,6 +209,20 @@ def build(c):
     c.bad("onnx_truncated", imp + [w("truncated.onnx")], "truncated.onnx")
     open(w("flipped.onnx"), "wb").write(bytes(b ^ 0xA5 for b in data))
     c.bad("onnx_bitflipped", imp + [w("flipped.onnx")], "flipped.onnx")
+    # A module declaring a weight in another shape of the same size: its
+    # values would be reinterpreted.
+    with open(w("reshaped_weight.mlir"), "w") as f:
+        f.write('func.func @main(%x: tensor<3x48xf32>) -> tensor<3x6xf32> {\n'
+                '  %w = tfm.weight "w" from "ok.onnx" : tensor<48x6xf32>\n'
+                '  %y = tfm.matmul %x, %w : (tensor<3x48xf32>, '
+                'tensor<48x6xf32>) -> tensor<3x6xf32>\n'
+                '  return %y : tensor<3x6xf32>\n}\n')
+    for command in ("run", "eval"):
+        c.bad(f"{command}_weight_declared_in_another_shape",
+              [run, command, w("reshaped_weight.mlir"), "--inputs",
+               w("ok.npz")] + (["--grid", "2x2"] if command == "run" else []),
+              "ok.onnx: tensor 'w' has shape [6, 48], but",
+              "reshaped_weight.mlir declares [48, 6]")
     gemm_model(w("opset99.onnx"), opset=99)
     c.bad("onnx_opset_99", imp + [w("opset99.onnx")], "opset 99")
     c.bad("eval_opset_99", [run, "eval", w("opset99.onnx"), "--inputs",

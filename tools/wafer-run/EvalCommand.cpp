@@ -88,10 +88,34 @@ wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
     return evalError(path + ": --input-shape and --dim-param apply to ONNX "
                             "models (an MLIR module has static shapes)");
   auto module = parseMlirFile(path, context);
-  if (module)
-    (*module)->walk([&](tfm::WeightOp weight) {
-      weight.setSource(resolveWeightSource(weight.getSource(), path));
-    });
+  if (!module)
+    return module;
+  // A weight read in another shape of the same size would run with its
+  // values reinterpreted: the module must declare the file's shape.
+  WeightStore store;
+  Error mismatch = Error::success();
+  (*module)->walk([&](tfm::WeightOp weight) {
+    weight.setSource(resolveWeightSource(weight.getSource(), path));
+    if (mismatch)
+      return;
+    Expected<std::vector<int64_t>> stored =
+        store.shape(weight.getSource(), weight.getName());
+    if (!stored) {
+      mismatch = stored.takeError();
+      return;
+    }
+    ArrayRef<int64_t> declared = weight.getType().getShape();
+    if (ArrayRef<int64_t>(*stored) != declared)
+      mismatch = evalError(
+          formatv("{0}: tensor '{1}' has shape [{2}], but "
+                  "{3} declares [{4}]",
+                  weight.getSource(), weight.getName(),
+                  llvm::make_range(stored->begin(), stored->end()), path,
+                  llvm::make_range(declared.begin(), declared.end()))
+              .str());
+  });
+  if (mismatch)
+    return std::move(mismatch);
   return module;
 }
 
@@ -175,12 +199,9 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
     Expected<WeightData> data = store.load(source, weight.getName());
     if (!data)
       return data.takeError();
+    // loadModule checked the shapes a module declares.
     eval::Tensor tensor(eval::ElementKind::F32, data->shape);
     std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
-    if (ArrayRef<int64_t>(tensor.shape) !=
-        cast<mlir::RankedTensorType>(weight.getType()).getShape())
-      return evalError(source + ": initializer '" + weight.getName() +
-                       "' has a different shape than the module says");
     return tensor;
   };
   auto outputs = eval::evaluateFunction(main, inputs, loadWeight);

@@ -14,6 +14,10 @@
 #include <string>
 #include <vector>
 
+namespace onnx {
+class TensorProto;
+} // namespace onnx
+
 namespace wafer {
 
 struct OnnxImportOptions {
@@ -54,9 +58,14 @@ public:
   OnnxWeightStore();
   ~OnnxWeightStore();
   llvm::Expected<WeightData> load(llvm::StringRef path, llvm::StringRef name);
+  /// The initializer's shape, without reading its values.
+  llvm::Expected<std::vector<int64_t>> shape(llvm::StringRef path,
+                                             llvm::StringRef name);
 
 private:
   struct Model;
+  llvm::Expected<const onnx::TensorProto *> initializer(llvm::StringRef path,
+                                                        llvm::StringRef name);
   llvm::StringMap<std::unique_ptr<Model>> models;
 };
 

@@ -11,6 +11,7 @@
 #define WAFER_IMPORT_WEIGHTSTORE_H
 
 #include "wafer/Import/Checkpoint.h"
+#include "wafer/Import/LlamaCheckpoint.h"
 
 namespace wafer {
 
@@ -35,8 +36,20 @@ public:
   /// reads that role through LlamaCheckpoint: q/k rows in rotate-half order
   /// whatever the format, "output" falling back to the tied embedding.
   llvm::Expected<WeightData> load(llvm::StringRef file, llvm::StringRef name);
+  /// The shape load would give, from the file's metadata alone.
+  llvm::Expected<std::vector<int64_t>> shape(llvm::StringRef file,
+                                             llvm::StringRef name);
 
 private:
+  /// The checkpoint (opened once) and, for a canonical name that is not a
+  /// stored one, its LLaMA role, read through the LLaMA view.
+  struct Found {
+    Checkpoint *checkpoint = nullptr;
+    LlamaCheckpoint *model = nullptr;
+    std::optional<LlamaTensorName> role;
+  };
+  llvm::Expected<Found> findInCheckpoint(llvm::StringRef file,
+                                         llvm::StringRef name);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
