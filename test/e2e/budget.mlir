@@ -4,9 +4,11 @@
 // 2^40). Absurd --threads are an error (and the emulator caps them anyway).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: wafer-translate --emit-bundle %s -o %t/runaway.bundle
-// RUN: not wafer-run run %t/runaway.bundle --max-instructions 1000 2>&1 | FileCheck %s --check-prefix=SMALL
-// SMALL: error: core (0,0): in op 'spin' ran more than 1000 instructions (--max-instructions)
-// RUN: not wafer-run run %t/runaway.bundle --max-cycles 5000 2>&1 | FileCheck %s --check-prefix=CYCLES
+// A repeat count past the instructions left fails as the loop starts
+// (rather than after every core of a large grid ran up to the budget).
+// RUN: not wafer-run run %t/runaway.bundle 2>&1 | FileCheck %s --check-prefix=REPEAT
+// REPEAT: error: core (0,0): in op 'spin' repeats 1000000000000 times, more than the 134217727 instructions left of --max-instructions
+// RUN: not wafer-run run %t/runaway.bundle --max-instructions 10000000000000 --max-cycles 5000 2>&1 | FileCheck %s --check-prefix=CYCLES
 // CYCLES: error: core (0,0): in op 'spin' ran past cycle 5000 (--max-cycles)
 // RUN: not wafer-run run %t/runaway.bundle --max-cycles 0 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: --max-cycles and --max-instructions must be positive

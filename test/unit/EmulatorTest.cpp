@@ -390,6 +390,11 @@ TEST(Emulator, ARepeatPastTheBudgetFailsBeforeRunning) {
   EmulatorOptions options;
   options.maxInstructions = 1000;
   EXPECT_EQ(errorOf(runProgram(p, iotaInput("x", {16}), options)),
+            "core (1,0): after the last op repeats 1000000000000 times, "
+            "more than the 999 instructions left of --max-instructions");
+  // A count within the budget whose body then runs past it.
+  p.roles[1].body = {repeat("600", {instr(Opcode::Zero, {0})})};
+  EXPECT_EQ(errorOf(runProgram(p, iotaInput("x", {16}), options)),
             "core (1,0): after the last op ran more than 1000 instructions "
             "(--max-instructions)");
 }

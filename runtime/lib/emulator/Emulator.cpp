@@ -143,7 +143,11 @@ public:
 
 private:
   void chooseTracedCores();
-  void budgetExceeded(int32_t id, Core &c, bool instructions);
+  void budgetExceeded(int32_t id, Core &c, const Twine &what);
+  std::string instructionBudget() const {
+    return formatv("ran more than {0} instructions (--max-instructions)",
+                   maxInstructions);
+  }
   void setError(int32_t id, Core &c, std::string message) {
     errors[id] = std::move(message);
     c.status = Status::Failed;
@@ -434,7 +438,11 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
   const std::vector<Op> &ops = code[c.role];
   while (c.pc < ops.size()) {
     if (++c.instructions > maxInstructions || c.time > maxCycles) {
-      budgetExceeded(id, c, c.instructions > maxInstructions);
+      budgetExceeded(
+          id, c,
+          c.instructions > maxInstructions
+              ? instructionBudget()
+              : formatv("ran past cycle {0} (--max-cycles)", maxCycles).str());
       return;
     }
     if (!step(id, c, ops[c.pc], batchTime, piece))
@@ -444,21 +452,13 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
     c.status = Status::Done;
 }
 
-/// Names the op a core was in when it ran out of budget (of instructions,
-/// or else of cycles).
-void Scheduler::budgetExceeded(int32_t id, Core &c, bool instructions) {
+/// Stops the core with `what` went over budget, naming the op it was in.
+void Scheduler::budgetExceeded(int32_t id, Core &c, const Twine &what) {
   size_t op = size_t(c.lastMark + 1);
   std::string where = op < p.ops.size()
                           ? "in op '" + p.ops[op].name + "'"
                           : std::string("after the last op");
-  setError(id, c,
-           instructions ? formatv("{0}: {1} ran more than {2} instructions "
-                                  "(--max-instructions)",
-                                  coreName(id), where, maxInstructions)
-                              .str()
-                        : formatv("{0}: {1} ran past cycle {2} (--max-cycles)",
-                                  coreName(id), where, maxCycles)
-                              .str());
+  setError(id, c, coreName(id) + ": " + where + " " + what.str());
 }
 
 /// Executes one op; false when the core must stop for this batch.
@@ -669,7 +669,7 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
         c.pc = landing->pc;
         c.instructions += landing->passed - 1;
         if (c.instructions > maxInstructions) {
-          budgetExceeded(id, c, true);
+          budgetExceeded(id, c, instructionBudget());
           return false;
         }
         return true;
@@ -689,7 +689,10 @@ bool Scheduler::step(int32_t id, Core &c, const Op &op, int64_t batchTime,
       // count past the budget fails now rather than after running every
       // core of the grid up to it.
       if (*v > maxInstructions - c.instructions) {
-        budgetExceeded(id, c, true);
+        budgetExceeded(id, c,
+                       formatv("repeats {0} times, more than the {1} "
+                               "instructions left of --max-instructions",
+                               *v, maxInstructions - c.instructions));
         return false;
       }
       c.loops.push_back({*v, 0});
