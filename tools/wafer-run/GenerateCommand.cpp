@@ -401,12 +401,11 @@ Error Generation::decode() {
       return Error::success();
   }
   for (;; ++position) {
+    // The text, report, stats and JSON line are still written; run()
+    // then fails with the reason.
     if (position + 1 > tokenLimit) {
       stopReason = "capacity";
-      return generateError(formatv(
-          "decode on {0}: the KV caches are full after {1} generated tokens "
-          "({2} tokens in all, the most the caches hold on this grid)",
-          options.decode.grid, generated.size(), tokenLimit));
+      return Error::success();
     }
     rt::NDArrayMap inputs;
     rt::NDArray ids;
@@ -660,6 +659,11 @@ Error Generation::run() {
       line["text"] = generatedText;
     outs() << formatv("{0}", json::Value(std::move(line))) << "\n";
   }
+  if (stopReason == "capacity")
+    return generateError(formatv(
+        "decode on {0}: the KV caches are full after {1} generated tokens "
+        "({2} tokens in all, the most the caches hold on this grid)",
+        options.decode.grid, generated.size(), tokenLimit));
   return Error::success();
 }
 

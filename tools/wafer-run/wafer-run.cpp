@@ -274,8 +274,17 @@ static cl::opt<bool> checkOption(
 static cl::opt<double> checkToleranceOption(
     "check-tolerance",
     cl::desc("Largest error of --check, relative to the output's largest "
-             "magnitude (default 1e-3; f16 needs about 5e-2)"),
+             "magnitude (default 1e-3, or 5e-2 when the grid computes in "
+             "f16)"),
     cl::init(1e-3), cl::sub(generateCommand), cl::sub(runCommand));
+
+/// --check's tolerance: the one given, else one that f16's rounding (a
+/// relative step of 2^-11 per value stored) stays within.
+static double checkTolerance(bool f16) {
+  if (checkToleranceOption.getNumOccurrences() || !f16)
+    return checkToleranceOption;
+  return 5e-2;
+}
 static cl::opt<bool> jsonOption(
     "json",
     cl::desc("generate: end stdout with one line of JSON (prompt_tokens, "
@@ -318,7 +327,6 @@ struct LayerSubset {
   StringSet<> nonLayerOps;
 };
 
-/// Compiles an ONNX model to a runtime program.
 /// What `run --check` evaluates on the host: the model as imported.
 struct HostModel {
   mlir::MLIRContext context;
@@ -472,6 +480,12 @@ static Expected<rt::Program> loadModel(StringRef path, LayerSubset &subset,
   return compileModel(path, subset, host);
 }
 
+static bool computesInF16(const rt::Program &program) {
+  return llvm::any_of(program.buffers, [](const rt::Buffer &b) {
+    return b.dtype == rt::DType::F16;
+  });
+}
+
 /// How a run's stats were made: the tool, the model and its inputs, the
 /// program's grid, target and element types, the compile options when it
 /// was compiled in this run, and the mode.
@@ -488,10 +502,7 @@ static json::Object provenance(const rt::Program &program,
     made["inputs"] = initOption.empty() ? "none" : "zeros";
   made["grid"] = formatv("{0}x{1}", program.gridHeight, program.gridWidth);
   made["target"] = program.target.name;
-  bool f16 = llvm::any_of(program.buffers, [](const rt::Buffer &b) {
-    return b.dtype == rt::DType::F16;
-  });
-  made["dtype"] = f16 ? "f16" : "f32";
+  made["dtype"] = computesInF16(program) ? "f16" : "f32";
   if (const std::optional<CompileOptions> &c = host.compiled) {
     made["gemm"] = compileOptionText(*c, "gemm");
     made["allreduce"] = compileOptionText(*c, "allreduce");
@@ -789,8 +800,9 @@ static int run() {
   }
   printReport(*program, result->stats, *phase, scaled);
   if (checkOption)
-    if (Error error = checkOutputs(*host.module, modelPath, inputs,
-                                   result->outputs, checkToleranceOption))
+    if (Error error =
+            checkOutputs(*host.module, modelPath, inputs, result->outputs,
+                         checkTolerance(computesInF16(*program))))
       return fail(toString(std::move(error)));
   return 0;
 }
@@ -852,7 +864,7 @@ static int generate() {
   options.topP = topPOption;
   options.seed = seedOption;
   options.check = checkOption;
-  options.tolerance = checkToleranceOption;
+  options.tolerance = checkTolerance(dtypeOption == "f16");
   options.statsPath = statsPath;
   options.tracePath = tracePath;
   options.emulator.trace = !tracePath.empty();
