@@ -78,7 +78,8 @@ bool Planner::isHeadForm(Value v) {
 
 FailureOr<std::pair<int64_t, int64_t>>
 Planner::projectionSizes(Operation *op, Value weight, bool transposed) {
-  if (!weight.getDefiningOp<tfm::WeightOp>())
+  // The importer keeps small initializers as constants: placed alike.
+  if (!isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(weight.getDefiningOp()))
     return op->emitError("convert-tfm-to-mesh: a projection into or out of "
                          "attention heads needs a weight operand");
   auto type = cast<RankedTensorType>(weight.getType());
