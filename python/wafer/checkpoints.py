@@ -486,6 +486,10 @@ def main(argv=None):
         ap.error("--shards must be >= 1 and --alignment a power of two")
     if 4 * config.n_params() > (1 << 30):
         raise SystemExit(f"error: {args.config}: too large to write from random weights")
+    if config.qkv_bias:
+        # A LLaMA checkpoint has no biases: they would be dropped silently.
+        raise SystemExit(f"error: {args.config}: q/k/v biases (qkv_bias) are "
+                         "not part of a LLaMA checkpoint")
     if args.train and not args.tokenizer:
         ap.error("--train needs --tokenizer")
     hf = hf_weights(config, args.seed,
