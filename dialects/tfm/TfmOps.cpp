@@ -202,7 +202,7 @@ LogicalResult ConcatOp::verify() {
     ArrayRef<int64_t> other = shapeOf(input);
     for (int64_t d = 0; d < int64_t(shape.size()); ++d)
       if (other.size() != shape.size() ||
-          (d != getAxis() && other[d] != shape[d]))
+          (d != int64_t(getAxis()) && other[d] != shape[d]))
         return emitOpError("inputs differ outside the concatenation axis");
     shape[getAxis()] += other[getAxis()];
     if (elementOf(input) != elementOf(getInputs().front()))
@@ -332,7 +332,7 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("needs q [B, H, Lq, D] and k, v [B, KVH, Lk, D]");
   if (q[0] != k[0] || q[3] != k[3])
     return emitOpError("q and k differ in batch or head dimension");
-  if (getNumHeads() != q[1] || getNumKvHeads() != k[1])
+  if (int64_t(getNumHeads()) != q[1] || int64_t(getNumKvHeads()) != k[1])
     return emitOpError("num_heads and num_kv_heads must match the operands");
   if (k[1] <= 0 || q[1] % k[1] != 0)
     return emitOpError("num_heads must be a multiple of num_kv_heads");
