@@ -211,20 +211,23 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
       scaling && scaling->kind() != llvm::json::Value::Null)
     return checkpointError(path, "rope_scaling is set; only plain RoPE is "
                                  "supported");
-  // Keys that change the maths from LLaMA's: the MLP's activation and
-  // attention over a window instead of the whole context.
+  // Keys that change the maths from LLaMA's: the MLP's activation, and
+  // attention over a window shorter than the context.
   for (llvm::StringRef key : {"hidden_act", "hidden_activation"})
     if (const llvm::json::Value *act = o->get(key);
         act && act->kind() != llvm::json::Value::Null &&
-        act->getAsString() != std::optional<llvm::StringRef>("silu"))
+        !llvm::is_contained({"silu", "swish"}, act->getAsString().value_or("")))
       return checkpointError(path, key + " is not \"silu\"; LLaMA's "
                                          "SwiGLU MLP is the only one "
                                          "supported");
   if (const llvm::json::Value *window = o->get("sliding_window");
       window && window->kind() != llvm::json::Value::Null &&
-      o->getBoolean("use_sliding_window") != std::optional<bool>(false))
-    return checkpointError(path, "sliding_window is set; only attention over "
-                                 "the whole context is supported");
+      o->getBoolean("use_sliding_window") != std::optional<bool>(false) &&
+      !(window->getAsInteger() && o->getInteger("max_position_embeddings") &&
+        *window->getAsInteger() >= *o->getInteger("max_position_embeddings")))
+    return checkpointError(path, "sliding_window is shorter than the "
+                                 "context; only attention over the whole "
+                                 "context is supported");
   LlamaConfig c;
   auto integer = [&](int64_t &out, llvm::StringRef key,
                      std::optional<int64_t> fallback) -> llvm::Error {
@@ -411,9 +414,11 @@ llvm::Expected<LlamaCheckpoint> LlamaCheckpoint::open(llvm::StringRef path) {
     std::optional<LlamaTensorName> name =
         parseTensorName(c.format(), info.name);
     // A tensor wafer would ignore may change the maths (a bias, GGUF's
-    // rope_freqs); only RoPE's inverse frequencies, which rope_theta
-    // gives, are left out silently.
-    if (!name && !llvm::StringRef(info.name).ends_with("rotary_emb.inv_freq"))
+    // rope_freqs); only RoPE's inverse frequencies (Hugging Face's
+    // rotary_emb.inv_freq, GGUF's attn_rot_embd), which rope_theta gives,
+    // are left out silently.
+    if (!name && !llvm::StringRef(info.name).ends_with("rotary_emb.inv_freq") &&
+        !llvm::StringRef(info.name).ends_with("attn_rot_embd"))
       return checkpointError(c.filePaths[info.file],
                              "tensor '" + printable(info.name) +
                                  "' is not one of a LLaMA model's");

@@ -12,6 +12,15 @@ struct WeightStore::Impl {
   OnnxWeightStore onnx;
   llvm::StringMap<std::unique_ptr<Checkpoint>> checkpoints;
   llvm::StringMap<std::unique_ptr<LlamaCheckpoint>> models;
+
+  /// The checkpoint (opened once) and, for a canonical name that is not a
+  /// stored one, its LLaMA role, read through the LLaMA view.
+  struct Found {
+    Checkpoint *checkpoint = nullptr;
+    LlamaCheckpoint *model = nullptr;
+    std::optional<LlamaTensorName> role;
+  };
+  llvm::Expected<Found> find(llvm::StringRef file, llvm::StringRef name);
 };
 
 std::string wafer::absolutePath(llvm::StringRef path) {
@@ -56,9 +65,9 @@ static bool isCheckpoint(llvm::StringRef file) {
   return read && *read == 4 && llvm::StringRef(magic, 4) == "GGUF";
 }
 
-llvm::Expected<WeightStore::Found>
-WeightStore::findInCheckpoint(llvm::StringRef file, llvm::StringRef name) {
-  std::unique_ptr<Checkpoint> &ckpt = impl->checkpoints[file];
+llvm::Expected<WeightStore::Impl::Found>
+WeightStore::Impl::find(llvm::StringRef file, llvm::StringRef name) {
+  std::unique_ptr<Checkpoint> &ckpt = checkpoints[file];
   if (!ckpt) {
     auto opened = Checkpoint::open(file);
     if (!opened)
@@ -70,7 +79,7 @@ WeightStore::findInCheckpoint(llvm::StringRef file, llvm::StringRef name) {
     found.role.reset();
     return found;
   }
-  std::unique_ptr<LlamaCheckpoint> &model = impl->models[file];
+  std::unique_ptr<LlamaCheckpoint> &model = models[file];
   if (!model) {
     auto opened = LlamaCheckpoint::open(file);
     if (!opened)
@@ -85,7 +94,7 @@ llvm::Expected<WeightData> WeightStore::load(llvm::StringRef file,
                                              llvm::StringRef name) {
   if (!isCheckpoint(file))
     return impl->onnx.load(file, name);
-  llvm::Expected<Found> found = findInCheckpoint(file, name);
+  llvm::Expected<Impl::Found> found = impl->find(file, name);
   if (!found)
     return found.takeError();
   if (!found->role)
@@ -97,7 +106,7 @@ llvm::Expected<std::vector<int64_t>> WeightStore::shape(llvm::StringRef file,
                                                         llvm::StringRef name) {
   if (!isCheckpoint(file))
     return impl->onnx.shape(file, name);
-  llvm::Expected<Found> found = findInCheckpoint(file, name);
+  llvm::Expected<Impl::Found> found = impl->find(file, name);
   if (!found)
     return found.takeError();
   const TensorInfo *info = nullptr;
@@ -107,7 +116,8 @@ llvm::Expected<std::vector<int64_t>> WeightStore::shape(llvm::StringRef file,
     info = t->info;
   if (info)
     return info->shape;
-  // The reader's own error for a name it does not have.
+  // The reader's own error for a name it does not have (read for that
+  // alone: its values are not needed).
   llvm::Expected<WeightData> missing = load(file, name);
   if (!missing)
     return missing.takeError();

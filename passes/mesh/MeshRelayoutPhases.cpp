@@ -1,5 +1,6 @@
 //===- MeshRelayoutPhases.cpp - The prefill's KV hand-off to decode -------===//
 #include "wafer/Passes/Passes.h"
+#include "wafer/Support/CheckedMath.h"
 #include "wafer/Support/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -101,9 +102,14 @@ struct MeshRelayoutPhasesPass
                                                       cacheLayout),
                                 cache.slotsPerRow, "mesh-relayout-phases")))
       return failure();
-    auto cacheType =
-        RankedTensorType::get({1, heads, h * cache.slotsPerRow, dim},
-                              type.getElementType(), cacheLayout);
+    // Without a target to check against, the size may still wrap.
+    std::optional<int64_t> slots = checkedMul(h, cache.slotsPerRow);
+    if (!slots)
+      return getOperation().emitError()
+             << "mesh-relayout-phases: a KV cache of " << cache.slotsPerRow
+             << " token slots per row of cores has more than 2^63 slots";
+    auto cacheType = RankedTensorType::get({1, heads, *slots, dim},
+                                           type.getElementType(), cacheLayout);
     Location loc = present.getLoc();
     auto handoff = builder.create<mesh::KvHandoffOp>(
         loc, cacheType, present,
@@ -140,8 +146,7 @@ struct MeshRelayoutPhasesPass
                               builder.getF32Type()),
         handoff.getResult(), nullptr, builder.getI64IntegerAttr(3),
         builder.getDenseI64ArrayAttr(cache.pastSlots()), nullptr);
-    readBack.setView(
-        ArrayRef<int64_t>{1, kvHeads, half, h * cache.slotsPerRow, 2});
+    readBack.setView(ArrayRef<int64_t>{1, kvHeads, half, *slots, 2});
     readBack.setPermutation(rotateHalf ? ArrayRef<int64_t>{0, 1, 3, 4, 2}
                                        : ArrayRef<int64_t>{0, 1, 3, 2, 4});
     return readBack.getResult();

@@ -217,10 +217,21 @@ def build(c):
                 '  %y = tfm.matmul %x, %w : (tensor<3x48xf32>, '
                 'tensor<48x6xf32>) -> tensor<3x6xf32>\n'
                 '  return %y : tensor<3x6xf32>\n}\n')
+    # The timing mode reads no weights, so it needs neither the file nor
+    # its shapes.
+    with open(w("absent_weight.mlir"), "w") as f:
+        f.write(open(w("reshaped_weight.mlir")).read().replace(
+            "ok.onnx", "absent.onnx"))
+    c.good("run_timing_without_weight_files",
+           [run, "run", w("absent_weight.mlir"), "--grid", "2x2", "--mode",
+            "timing", "--quiet"])
+    # An unnamed argument is input<N> (eval reads the inputs first).
+    np.savez(w("reshaped_weight.npz"), input0=np.ones((3, 48), np.float32))
     for command in ("run", "eval"):
         c.bad(f"{command}_weight_declared_in_another_shape",
               [run, command, w("reshaped_weight.mlir"), "--inputs",
-               w("ok.npz")] + (["--grid", "2x2"] if command == "run" else []),
+               w("reshaped_weight.npz")] +
+              (["--grid", "2x2"] if command == "run" else []),
               "ok.onnx: tensor 'w' has shape [6, 48], but",
               "reshaped_weight.mlir declares [48, 6]")
     gemm_model(w("opset99.onnx"), opset=99)

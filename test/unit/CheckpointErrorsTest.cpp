@@ -299,6 +299,24 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
                             ": tensor 'model.embed_tokens.weight' has "
                             "shape [4, 3], but " +
                             config + " implies [3, 4]");
+  // Fields that keep LLaMA's maths are accepted (the checkpoint then fails
+  // on its tensor, as above).
+  for (const char *field :
+       {R"("hidden_act":"silu")", R"("hidden_act":"swish")",
+        R"("sliding_window":null)",
+        R"("sliding_window":4096,"use_sliding_window":false)",
+        R"("sliding_window":16,"max_position_embeddings":16)"}) {
+    write("config.json",
+          std::string(R"({"model_type":"llama","hidden_size":4,)"
+                      R"("num_hidden_layers":1,"num_attention_heads":2,)"
+                      R"("intermediate_size":8,"vocab_size":3,)") +
+              field + "}");
+    EXPECT_EQ(error(dir), shard +
+                              ": tensor 'model.embed_tokens.weight' has "
+                              "shape [4, 3], but " +
+                              config + " implies [3, 4]")
+        << field;
+  }
   // Values of the right type that no model has.
   for (auto [field, why] :
        {std::pair{R"("head_dim":0)", "head_dim is 0"},
@@ -308,8 +326,11 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
                   "hidden_act is not \"silu\"; LLaMA's SwiGLU MLP is the "
                   "only one supported"},
         std::pair{R"("sliding_window":2)",
-                  "sliding_window is set; only attention over the whole "
-                  "context is supported"}}) {
+                  "sliding_window is shorter than the context; only "
+                  "attention over the whole context is supported"},
+        std::pair{R"("sliding_window":8,"max_position_embeddings":16)",
+                  "sliding_window is shorter than the context; only "
+                  "attention over the whole context is supported"}}) {
     write("config.json",
           std::string(R"({"model_type":"llama","hidden_size":4,)"
                       R"("num_hidden_layers":1,"num_attention_heads":2,)"

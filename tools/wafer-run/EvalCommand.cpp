@@ -66,7 +66,7 @@ bool wafer::isCheckpointPath(StringRef path) {
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
                   ArrayRef<std::string> dimParams, StringRef inputsPath,
-                  mlir::MLIRContext &context) {
+                  mlir::MLIRContext &context, bool checkWeightShapes) {
   // Before the format is sniffed (a device never ends); a directory is a
   // checkpoint's, or said to be neither below.
   if (!sys::fs::is_directory(path))
@@ -90,33 +90,33 @@ wafer::loadModule(StringRef path, ArrayRef<std::string> inputShapes,
   auto module = parseMlirFile(path, context);
   if (!module)
     return module;
-  // A weight read in another shape of the same size would run with its
-  // values reinterpreted: the module must declare the file's shape.
   WeightStore store;
   Error mismatch = Error::success();
   (*module)->walk([&](tfm::WeightOp weight) {
     weight.setSource(resolveWeightSource(weight.getSource(), path));
-    if (mismatch)
+    if (!checkWeightShapes || mismatch)
       return;
     Expected<std::vector<int64_t>> stored =
         store.shape(weight.getSource(), weight.getName());
-    if (!stored) {
-      mismatch = stored.takeError();
-      return;
-    }
-    ArrayRef<int64_t> declared = weight.getType().getShape();
-    if (ArrayRef<int64_t>(*stored) != declared)
-      mismatch = evalError(
-          formatv("{0}: tensor '{1}' has shape [{2}], but "
-                  "{3} declares [{4}]",
-                  weight.getSource(), weight.getName(),
-                  llvm::make_range(stored->begin(), stored->end()), path,
-                  llvm::make_range(declared.begin(), declared.end()))
-              .str());
+    mismatch =
+        stored ? checkDeclaredShape(weight, *stored, path) : stored.takeError();
   });
   if (mismatch)
     return std::move(mismatch);
   return module;
+}
+
+Error wafer::checkDeclaredShape(tfm::WeightOp weight, ArrayRef<int64_t> stored,
+                                StringRef modulePath) {
+  ArrayRef<int64_t> declared = weight.getType().getShape();
+  if (stored == declared)
+    return Error::success();
+  return evalError(formatv("{0}: tensor '{1}' has shape [{2}], but {3} "
+                           "declares [{4}]",
+                           weight.getSource(), weight.getName(),
+                           make_range(stored.begin(), stored.end()), modulePath,
+                           make_range(declared.begin(), declared.end()))
+                       .str());
 }
 
 Expected<mlir::OwningOpRef<mlir::ModuleOp>>
@@ -199,7 +199,8 @@ Expected<rt::NDArrayMap> wafer::evaluateOnHost(mlir::ModuleOp module,
     Expected<WeightData> data = store.load(source, weight.getName());
     if (!data)
       return data.takeError();
-    // loadModule checked the shapes a module declares.
+    if (Error mismatch = checkDeclaredShape(weight, data->shape, modelPath))
+      return std::move(mismatch);
     eval::Tensor tensor(eval::ElementKind::F32, data->shape);
     std::copy(data->values.begin(), data->values.end(), tensor.data.begin());
     return tensor;
@@ -232,8 +233,9 @@ int wafer::runEvalCommand(StringRef modelPath, ArrayRef<std::string> inputShapes
   // Errors are returned, not printed as diagnostics.
   mlir::ScopedDiagnosticHandler quiet(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
-  auto module =
-      loadModule(modelPath, inputShapes, dimParams, inputsPath, context);
+  // evaluateOnHost checks each weight's shape as it reads it.
+  auto module = loadModule(modelPath, inputShapes, dimParams, inputsPath,
+                           context, /*checkWeightShapes=*/false);
   if (!module)
     return fail(toString(module.takeError()));
   auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");

@@ -2,6 +2,7 @@
 #ifndef WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
 #define WAFER_TOOLS_WAFER_RUN_EVALCOMMAND_H
 
+#include "wafer/Dialect/Tfm/TfmOps.h"
 #include "wafer/Import/OnnxImporter.h"
 #include "wafer/Runtime/NDArray.h"
 
@@ -22,18 +23,28 @@ importOptions(llvm::ArrayRef<std::string> inputShapes,
               llvm::ArrayRef<std::string> dimParams,
               llvm::StringRef inputsPath);
 
-/// The module a model file holds: an MLIR module (`.mlir`), its relative
-/// weight files resolved (resolveWeightSource), or else an ONNX model
-/// imported with --input-shape / --dim-param bindings (importOptions).
 /// Whether `path` is a checkpoint (a GGUF file, by its magic or name, a
 /// safetensors file, or a directory): wafer-run generate's input, not a
 /// model the other commands compile.
 bool isCheckpointPath(llvm::StringRef path);
 
+/// The module a model file holds: an MLIR module (`.mlir`), its relative
+/// weight files resolved (resolveWeightSource) and, with
+/// `checkWeightShapes` (whenever the weights will be read), each
+/// tfm.weight's declared shape checked against its file's metadata; or
+/// else an ONNX model imported with --input-shape / --dim-param bindings
+/// (importOptions).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 loadModule(llvm::StringRef path, llvm::ArrayRef<std::string> inputShapes,
            llvm::ArrayRef<std::string> dimParams, llvm::StringRef inputsPath,
-           mlir::MLIRContext &context);
+           mlir::MLIRContext &context, bool checkWeightShapes);
+
+/// An error unless `weight` declares the shape its file stores (`stored`):
+/// a weight read in another shape of the same size would run with its
+/// values reinterpreted.
+llvm::Error checkDeclaredShape(tfm::WeightOp weight,
+                               llvm::ArrayRef<int64_t> stored,
+                               llvm::StringRef modulePath);
 
 /// Parses an MLIR source file (a tfm, mesh or core module); a file that
 /// does not parse is an error with the parser's first diagnostic and its

@@ -371,12 +371,12 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
   FreedMemoryKept kept;
   host.context.loadDialect<tfm::TfmDialect, mesh::MeshDialect,
                            core::CoreDialect, mlir::func::FuncDialect>();
-  auto module =
-      loadModule(path, inputShapes, dimParams, inputsPath, host.context);
-  if (!module)
-    return module.takeError();
   // Only the functional mode reads weights, unless a bundle is to be kept.
   bool weights = modeOption == "functional" || !saveBundlePath.empty();
+  auto module = loadModule(path, inputShapes, dimParams, inputsPath,
+                           host.context, /*checkWeightShapes=*/weights);
+  if (!module)
+    return module.takeError();
   if (!(*module)->getOps<core::ProgramOp>().empty()) {
     if (Error error = validateRunOptions(path, /*isBundle=*/true,
                                          "a compiled core.program"))

@@ -11,7 +11,6 @@
 #define WAFER_IMPORT_WEIGHTSTORE_H
 
 #include "wafer/Import/Checkpoint.h"
-#include "wafer/Import/LlamaCheckpoint.h"
 
 namespace wafer {
 
@@ -41,15 +40,6 @@ public:
                                              llvm::StringRef name);
 
 private:
-  /// The checkpoint (opened once) and, for a canonical name that is not a
-  /// stored one, its LLaMA role, read through the LLaMA view.
-  struct Found {
-    Checkpoint *checkpoint = nullptr;
-    LlamaCheckpoint *model = nullptr;
-    std::optional<LlamaTensorName> role;
-  };
-  llvm::Expected<Found> findInCheckpoint(llvm::StringRef file,
-                                         llvm::StringRef name);
   struct Impl;
   std::unique_ptr<Impl> impl;
 };

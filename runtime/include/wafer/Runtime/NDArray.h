@@ -34,10 +34,11 @@ llvm::Expected<NDArrayMap> readNpz(llvm::StringRef path);
 llvm::Error writeNpz(llvm::StringRef path, const NDArrayMap &arrays);
 
 /// How far values are from a reference: the largest absolute difference
-/// over the reference's largest finite magnitude (at least `minScale`), and
-/// the element where it is (`minScale` > 0). A NaN or infinity where the
-/// reference has another value is an infinite deviation (so it fails every
-/// tolerance); NaN against NaN and an infinity against the same infinity agree.
+/// over the reference's largest finite magnitude (at least `minScale`,
+/// which must be positive), and the element where it is. A NaN or infinity
+/// where the reference has another value is an infinite deviation (so it fails
+/// every tolerance); NaN against NaN and an infinity against the same infinity
+/// agree.
 struct Deviation {
   double relative = 0;
   int64_t index = -1; // -1 when every value agrees exactly
