@@ -217,9 +217,9 @@ llvm::Expected<LlamaConfig> wafer::readHfConfig(llvm::StringRef path,
     if (const llvm::json::Value *act = o->get(key);
         act && act->kind() != llvm::json::Value::Null &&
         !llvm::is_contained({"silu", "swish"}, act->getAsString().value_or("")))
-      return checkpointError(path, key + " is not \"silu\"; LLaMA's "
-                                         "SwiGLU MLP is the only one "
-                                         "supported");
+      return checkpointError(path, key + " is neither \"silu\" nor "
+                                         "\"swish\"; LLaMA's SwiGLU MLP is "
+                                         "the only one supported");
   if (const llvm::json::Value *window = o->get("sliding_window");
       window && window->kind() != llvm::json::Value::Null &&
       o->getBoolean("use_sliding_window") != std::optional<bool>(false) &&

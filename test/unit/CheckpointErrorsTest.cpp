@@ -323,8 +323,8 @@ TEST_F(CheckpointErrors, SafetensorsIndexAndConfig) {
         std::pair{R"("rope_theta":1e999)",
                   "rms epsilon and rope theta must be positive and finite"},
         std::pair{R"("hidden_act":"gelu")",
-                  "hidden_act is not \"silu\"; LLaMA's SwiGLU MLP is the "
-                  "only one supported"},
+                  "hidden_act is neither \"silu\" nor \"swish\"; LLaMA's "
+                  "SwiGLU MLP is the only one supported"},
         std::pair{R"("sliding_window":2)",
                   "sliding_window is shorter than the context; only "
                   "attention over the whole context is supported"},

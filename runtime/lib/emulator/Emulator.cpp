@@ -452,7 +452,8 @@ void Scheduler::runCore(int32_t id, int64_t batchTime, PieceLog *piece) {
     c.status = Status::Done;
 }
 
-/// Stops the core with `what` went over budget, naming the op it was in.
+/// Stops the core with the error `what` (how it went over its budget),
+/// naming the op it was in.
 void Scheduler::budgetExceeded(int32_t id, Core &c, const Twine &what) {
   size_t op = size_t(c.lastMark + 1);
   std::string where = op < p.ops.size()
