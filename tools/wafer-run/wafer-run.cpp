@@ -56,6 +56,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace llvm;
@@ -625,6 +626,16 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                         phase->phase, scaled->modelLayers,
                         formatRate(phase->tokens / scaled->seconds));
   }
+  // Why a non-square grid's GEMMs can be slower than a smaller square
+  // grid's: their contraction dimension is cut into lcm(H, W) blocks.
+  int64_t h = program.gridHeight, w = program.gridWidth,
+          blocks = std::lcm(h, w);
+  if (blocks > std::max(h, w) &&
+      llvm::any_of(stats.ops,
+                   [](const rt::OpStats &op) { return op.kind == "gemm"; }))
+    outs() << formatv("non-square grid: each GEMM runs lcm({0}, {1}) = {2} "
+                      "block steps, where a square grid runs its side\n",
+                      h, w, blocks);
   for (const rt::OpStats &op : stats.ops)
     outs() << formatv("  {0,-24} {1,-5} {2,-15} {3,9} cycles {4}\n", op.name,
                       op.kind, op.algorithm, op.cycles,
