@@ -283,3 +283,40 @@ wafer::OneLineDiagnostics::OneLineDiagnostics(mlir::MLIRContext *context)
     return mlir::success();
   });
 }
+
+/// `path` made absolute and without `.` and `..`, to compare with another.
+static std::string comparablePath(StringRef path) {
+  SmallString<256> full(path);
+  (void)sys::fs::make_absolute(full);
+  sys::path::remove_dots(full, /*remove_dot_dot=*/true);
+  return full.str().str();
+}
+
+std::optional<std::string>
+wafer::clashingFiles(ArrayRef<std::pair<StringRef, StringRef>> written,
+                     ArrayRef<std::pair<StringRef, StringRef>> read) {
+  for (size_t i = 0; i < written.size(); ++i) {
+    sys::fs::file_status status;
+    if (written[i].second.empty() ||
+        (!sys::fs::status(written[i].second, status) &&
+         status.type() != sys::fs::file_type::regular_file))
+      continue;
+    std::string path = comparablePath(written[i].second);
+    auto clash = [&](std::pair<StringRef, StringRef> other) {
+      return !other.second.empty() &&
+             (comparablePath(other.second) == path ||
+              sys::fs::equivalent(written[i].second, other.second));
+    };
+    for (size_t j = i + 1; j < written.size(); ++j)
+      if (clash(written[j]))
+        return (written[i].first + " and " + written[j].first +
+                " name the same file '" + written[i].second + "'")
+            .str();
+    for (auto other : read)
+      if (clash(other))
+        return (written[i].first + " would overwrite " + other.first + " '" +
+                other.second + "'")
+            .str();
+  }
+  return std::nullopt;
+}

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -668,6 +669,30 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
     c.bad("run_stats_over_inputs",
           [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode,
            "--stats", inputs_decode], "--stats would overwrite --inputs")
+    # An output over an input of wafer-translate (opened, so emptied,
+    # before the input is read through), eval, or a target file.
+    for name, source in [("core", core), ("bundle", bundle),
+                         ("onnx", decode), ("npz", inputs_decode),
+                         ("target", w("small-sram.json"))]:
+        shutil.copy(source, w("own." + name))
+    for name, argv in [
+            ("emit_bundle", [tr, "--emit-bundle", w("own.core")]),
+            ("dump_bundle", [tr, "--dump-bundle", w("own.bundle")]),
+            ("import_onnx", imp + [w("own.onnx")])]:
+        c.bad(f"translate_{name}_over_input", argv + ["-o", argv[-1]],
+              "-o would overwrite the input")
+    c.bad("translate_import_safetensors_over_checkpoint",
+          [tr, "--import-safetensors", w("own.onnx"), "-o", w("own.onnx")],
+          "-o would overwrite the checkpoint")
+    c.bad("eval_outputs_over_inputs",
+          [run, "eval", w("own.onnx"), "--inputs", w("own.npz"), "--outputs",
+           w("own.npz")], "--outputs would overwrite --inputs")
+    c.bad("eval_outputs_over_model",
+          [run, "eval", w("own.onnx"), "--inputs", w("own.npz"), "--outputs",
+           w("own.onnx")], "--outputs would overwrite the model")
+    c.bad("run_stats_over_target",
+          base + ["--target", w("own.target"), "--stats", w("own.target")],
+          "--stats would overwrite --target")
     # A full disk: one line naming the file, not LLVM's fatal error.
     analytic = [run, "run", decode, "--grid", "4x4", "--dim-param", "past=8"]
     for name, argv in [

@@ -644,44 +644,11 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                                      .str());
 }
 
-/// `path` made absolute and without `.` and `..`, to compare with another.
-static std::string comparablePath(StringRef path) {
-  SmallString<256> full(path);
-  (void)sys::fs::make_absolute(full);
-  sys::path::remove_dots(full, /*remove_dot_dot=*/true);
-  return full.str().str();
-}
-
-/// An error when a file the run writes is another it writes or one it
-/// reads: the later write would silently replace the other's contents.
-/// Devices (/dev/null) are not files that keep contents.
-static std::optional<std::string>
-clashingFiles(ArrayRef<std::pair<StringRef, StringRef>> written,
-              ArrayRef<std::pair<StringRef, StringRef>> read) {
-  for (size_t i = 0; i < written.size(); ++i) {
-    sys::fs::file_status status;
-    if (written[i].second.empty() ||
-        (!sys::fs::status(written[i].second, status) &&
-         status.type() != sys::fs::file_type::regular_file))
-      continue;
-    std::string path = comparablePath(written[i].second);
-    auto clash = [&](std::pair<StringRef, StringRef> other) {
-      return !other.second.empty() &&
-             (comparablePath(other.second) == path ||
-              sys::fs::equivalent(written[i].second, other.second));
-    };
-    for (size_t j = i + 1; j < written.size(); ++j)
-      if (clash(written[j]))
-        return (written[i].first + " and " + written[j].first +
-                " name the same file '" + written[i].second + "'")
-            .str();
-    for (auto other : read)
-      if (clash(other))
-        return (written[i].first + " would overwrite " + other.first + " '" +
-                other.second + "'")
-            .str();
-  }
-  return std::nullopt;
+/// The file --target reads, or "" for a preset.
+static StringRef targetFile() {
+  return llvm::is_contained(rt::presetTargetNames(), targetOption.getValue())
+             ? StringRef()
+             : StringRef(targetOption);
 }
 
 static int run() {
@@ -703,7 +670,9 @@ static int run() {
                          {"--trace", tracePath},
                          {"--outputs", outputsPath},
                          {"--save-bundle", saveBundlePath}},
-                        {{"the model", modelPath}, {"--inputs", inputsPath}}))
+                        {{"the model", modelPath},
+                         {"--inputs", inputsPath},
+                         {"--target", targetFile()}}))
     return fail(*clash);
   if (*mode != rt::EmulatorMode::Functional && !outputsPath.empty())
     return fail("--outputs needs --mode functional: the " + modeOption +
@@ -834,9 +803,11 @@ static int generate() {
     return fail("--top-k must be at least 0");
   if (!(topPOption > 0 && topPOption <= 1))
     return fail("--top-p must be in (0, 1]");
-  if (std::optional<std::string> clash = clashingFiles(
-          {{"--stats", statsPath}, {"--trace", tracePath}},
-          {{"the model", modelPath}, {"--tokenizer", tokenizerOption}}))
+  if (std::optional<std::string> clash =
+          clashingFiles({{"--stats", statsPath}, {"--trace", tracePath}},
+                        {{"the model", modelPath},
+                         {"--tokenizer", tokenizerOption},
+                         {"--target", targetFile()}}))
     return fail(*clash);
   GenerateOptions options;
   options.model = modelPath;
@@ -951,9 +922,14 @@ static int runCommandLine() {
     return generate();
   if (benchCommand)
     return bench();
-  if (evalCommand)
+  if (evalCommand) {
+    if (std::optional<std::string> clash =
+            clashingFiles({{"--outputs", outputsPath}},
+                          {{"the model", modelPath}, {"--inputs", inputsPath}}))
+      return fail(*clash);
     return runEvalCommand(modelPath, inputShapes, dimParams, inputsPath,
                           outputsPath);
+  }
   return fail("expected a command: wafer-run run|eval|generate|bench MODEL "
               "... (see --help)");
 }

@@ -97,6 +97,12 @@ static int checkpointMain() {
     return 0;
   }
   std::string path = gguf.empty() ? safetensors : gguf;
+  // The module reads its weights from the checkpoint.
+  if (std::optional<std::string> clash = wafer::clashingFiles(
+          {{"-o", outputFilename}}, {{"the checkpoint", path}})) {
+    llvm::errs() << "error: " << *clash << "\n";
+    return 1;
+  }
   auto kind = wafer::Checkpoint::open(path);
   if (!kind)
     return failWith(kind.takeError());
@@ -187,6 +193,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: no translation given (--import-onnx, "
                     "--emit-bundle, --dump-bundle, a checkpoint command or "
                     "--tokenize/--detokenize)\n";
+    return 1;
+  }
+  // The output is opened (emptied) before the input is read through.
+  if (std::optional<std::string> clash = wafer::clashingFiles(
+          {{"-o", outputFilename}}, {{"the input", inputFilename}})) {
+    llvm::errs() << "error: " << *clash << "\n";
     return 1;
   }
   auto input = wafer::openInputFile(inputFilename);

@@ -18,6 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace llvm {
 class ToolOutputFile;
@@ -78,6 +80,14 @@ bool keepOutputFile(llvm::ToolOutputFile &file, llvm::StringRef path);
 /// A tool's exit status: `status`, or 1 after one error line when what it
 /// wrote to stdout could not be written.
 int exitStatusWithStdout(int status);
+
+/// An error message when a file a tool writes (each a pair of how the
+/// command line names it and its path; empty: not written) is another it
+/// writes or one it reads: the later write would silently replace the
+/// other's contents. Devices (/dev/null, stdout's "-") keep no contents.
+std::optional<std::string> clashingFiles(
+    llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> written,
+    llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> read);
 
 /// Opens `path` ("-" for stdin) as a whole: regular files and stdin only, so
 /// that a FIFO or a directory is an error rather than a hang.
