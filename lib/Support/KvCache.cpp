@@ -92,10 +92,12 @@ int64_t KvCacheLayout::tokenLimit() const {
 
 int64_t wafer::kvSlotsPerRow(int64_t rows, int64_t past, int64_t capacity,
                              mesh::KvPolicy policy) {
-  int64_t step = ceilDiv(past, rows) + 1;
+  // Shift: the step at position t writes slot t / rows of its rows
+  // (LowerKvAppend.cpp), the first step slot past / rows.
   if (policy == mesh::KvPolicy::shift)
-    return std::max(step, ceilDiv(capacity, rows));
+    return std::max(past / rows + 1, ceilDiv(capacity, rows));
   // Concat: the bottom row holds its share of the past and every new token.
+  int64_t step = ceilDiv(past, rows) + 1;
   KvCacheLayout layout;
   layout.rows = rows;
   layout.past = past;

@@ -184,7 +184,8 @@ Expected<rt::Program> Generation::compileDecode(int64_t capacity) {
       else
         fails = mid;
     }
-    compile.kvCapacity = fits ? fits : capacity;
+    // None: the error of the smallest plan, one new token.
+    compile.kvCapacity = fits ? fits : pastLen + 1;
   }
   auto program = compileModule(**module, compile);
   if (!program)

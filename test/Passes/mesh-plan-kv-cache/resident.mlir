@@ -8,9 +8,9 @@
 // is; the other inputs are placed around it from the bottom up.
 // CHECK: mesh.distribute %arg0 {index_dim = 2 : i64, index_map = {{.*}}, sram_offset = 4096 : i64}
 // CHECK-NOT: sram_offset
-// LOWER: core.buffer @[[KEY:t[0-9]+]][16] : f32 at 4096
-// LOWER-NEXT: core.buffer @{{t[0-9]+}}[16] : f32 at 0
-// LOWER-NEXT: core.buffer @{{t[0-9]+}}[4] : f32 at 64
+// LOWER: core.buffer @[[KEY:t[0-9]+]][12] : f32 at 4096
+// LOWER-NEXT: core.buffer @{{t[0-9]+}}[12] : f32 at 0
+// LOWER-NEXT: core.buffer @{{t[0-9]+}}[4] : f32 at 48
 // LOWER: core.input @[[KEY]] {index_dim = 2 : i64, {{.*}}name = "past.key"
 
 // RUN: not wafer-opt %s --pass-pipeline='builtin.module(func.func(mesh-plan-kv-cache{resident=past.key=0,past.key=64}))' 2>&1 | FileCheck %s --check-prefix=TWICE
