@@ -90,7 +90,8 @@ llvm::Error wafer::parseInputShape(llvm::StringRef text,
                   "' is not a positive integer");
     shape.push_back(d);
   }
-  options.inputShapes[name.str()] = shape;
+  if (!options.inputShapes.try_emplace(name.str(), shape).second)
+    return fail("--input-shape " + name + " is given twice");
   return llvm::Error::success();
 }
 
@@ -107,6 +108,8 @@ llvm::Error wafer::parseDimParam(llvm::StringRef text,
   if (!fresh && it->second != n)
     return fail("--dim-param " + name + " is given twice, as " +
                 llvm::Twine(it->second) + " and " + llvm::Twine(n));
+  if (!fresh)
+    return fail("--dim-param " + name + " is given twice");
   return llvm::Error::success();
 }
 

@@ -56,23 +56,9 @@ def plot_ops(stats, path):
     plt.close(fig)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("stats")
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    try:
-        with open(args.stats) as f:
-            stats = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"error: {args.stats}: {e}", file=sys.stderr)
-        return 1
-    if "ops" not in stats:
-        print(f"error: {args.stats}: not a wafer-run stats file (no 'ops')",
-              file=sys.stderr)
-        return 1
-    os.makedirs(args.out, exist_ok=True)
-    written = [os.path.join(args.out, "ops.png")]
+def plot_all(stats, out):
+    """Writes every figure the stats allow into `out`; returns their paths."""
+    written = [os.path.join(out, "ops.png")]
     plot_ops(stats, written[0])
     maps = stats.get("per_core")
     if maps:
@@ -80,7 +66,7 @@ def main(argv=None):
             fig, ax = plt.subplots(figsize=(6, 5))
             heatmap(ax, maps[key], key.replace("_", " ") + " per core")
             fig.tight_layout()
-            path = os.path.join(args.out, f"{key}.png")
+            path = os.path.join(out, f"{key}.png")
             fig.savefig(path, dpi=120)
             plt.close(fig)
             written.append(path)
@@ -92,10 +78,40 @@ def main(argv=None):
                         f"words {way} {direction}")
             fig.tight_layout()
             name = "link_words.png" if way == "out" else "link_words_in.png"
-            path = os.path.join(args.out, name)
+            path = os.path.join(out, name)
             fig.savefig(path, dpi=120)
             plt.close(fig)
             written.append(path)
+    return written
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("stats")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    try:
+        with open(args.stats) as f:
+            stats = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"error: {args.stats}: {e}", file=sys.stderr)
+        return 1
+    if not isinstance(stats, dict) or "ops" not in stats:
+        print(f"error: {args.stats}: not a wafer-run stats file (no 'ops')",
+              file=sys.stderr)
+        return 1
+    try:
+        os.makedirs(args.out, exist_ok=True)
+        written = plot_all(stats, args.out)
+    except OSError as e:
+        print(f"error: {e.filename or args.out}: {e.strerror}",
+              file=sys.stderr)
+        return 1
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        # A hand-made or truncated file: a field missing or of another type.
+        print(f"error: {args.stats}: not a wafer-run stats file "
+              f"({type(e).__name__}: {e})", file=sys.stderr)
+        return 1
     print("\n".join(written))
     return 0
 

@@ -724,6 +724,16 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
           "does not apply to a bundle")
     c.bad("run_bundle_with_grid", [run, "run", bundle, "--grid", "4x4",
                                    "--inputs", inputs_decode], "--grid")
+    c.bad("bench_stats", [run, "bench", decode, "--dim-param", "past=8",
+                          "--grid", "4x4", "--stats"],
+          "unknown command line argument '--stats'")
+    c.bad("run_bundle_with_prefill_heads",
+          [run, "run", bundle, "--prefill-heads", "whole", "--inputs",
+           inputs_decode], "--prefill-heads does not apply to a bundle")
+    c.bad("run_core_program_with_prefill_heads",
+          [run, "run", core, "--prefill-heads", "lanes", "--inputs",
+           inputs_decode],
+          "--prefill-heads does not apply to a compiled core.program")
     open(w("trailing.wafb"), "wb").write(open(bundle, "rb").read() + b"junk")
     c.bad("bundle_trailing_garbage", [run, "run", w("trailing.wafb"),
                                       "--inputs", inputs_decode],

@@ -423,8 +423,9 @@ static Error validateRunOptions(StringRef path, bool isBundle,
                                 StringRef compiled) {
   if (isBundle) {
     const cl::Option *compileOptions[] = {
-        &gridOption,  &targetOption, &gemmOption, &allreduceOption,
-        &ktreeOption, &dtypeOption,  &kvOption,   std::addressof(inputShapes)};
+        &gridOption,      &targetOption,       &gemmOption,
+        &allreduceOption, &ktreeOption,        &dtypeOption,
+        &kvOption,        &prefillHeadsOption, std::addressof(inputShapes)};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return optionError(path + ": --" + option->ArgStr +
@@ -937,6 +938,11 @@ static int runCommandLine() {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   hideForeignOptions();
+  // LLVM's flag -stats would take `bench --stats FILE` (a command without
+  // a --stats of its own) as a flag and FILE as a second model.
+  for (StringRef name : {"stats", "stats-json"})
+    if (cl::Option *option = cl::getRegisteredOptions().lookup(name))
+      option->removeArgument();
   if (!parseCommandLine(argc, argv, "wafer-run: compile and emulate models\n"))
     return 1;
   return exitStatusWithStdout(runCommandLine());

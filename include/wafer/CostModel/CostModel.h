@@ -76,7 +76,9 @@ int64_t ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
 /// one multicast to the farther end. `relayed` (mesh-allocate-routes'
 /// fallback, never centered): every message and the broadcast move one
 /// ring position at a time, each position in between receiving and sending
-/// it on. It ignores contention, which the emulator models. Positions
+/// it on. Not relayed, the messages contend for links and ramps as in the
+/// emulator (Network::inject), taking them in the order they are sent
+/// (then by position); relayed, it ignores contention. Positions
 /// `hopsPerPosition` hops apart (not relayed): a tree over every other
 /// column, as a lane segment's under INTERLEAVE is.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
