@@ -14,6 +14,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 
@@ -218,6 +219,18 @@ Expected<Target> presetAtDepth(StringRef name, int depth) {
                join(presetTargetNames(), ", ") + ")");
 }
 
+/// A preset changed by a file that gives no name of its own is named after
+/// both, so that reports and errors do not present it as the preset.
+std::string changedPresetName(StringRef preset, StringRef origin) {
+  std::string name =
+      (preset + " (changed by " + sys::path::filename(origin) + ")").str();
+  // A file name may hold characters a one-line report cannot.
+  for (char &c : name)
+    if ((unsigned char)c < 0x20 || c == 0x7f)
+      c = '?';
+  return name;
+}
+
 Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
                                     int depth) {
   Expected<json::Value> parsed = parseBoundedJson(jsonText);
@@ -306,6 +319,10 @@ Expected<Target> parseTargetAtDepth(StringRef jsonText, StringRef origin,
     if (err)
       return prefixed(origin, std::move(err));
   }
+  if (hasBase && !named && llvm::any_of(keys, [](StringRef key) {
+        return key != "base" && key != "sources";
+      }))
+    t.name = changedPresetName(t.name, origin);
   if (!hasBase) {
     if (!named)
       return error(origin + ": target field 'name' is missing");

@@ -87,6 +87,15 @@ TEST(Target, BaseWithOverrides) {
       parseTarget(R"({"base": "wse3", "fabric": "10x12"})", "t.json"));
   EXPECT_EQ(s.fabricWidth, 10);
   EXPECT_EQ(s.fabricHeight, 12);
+  // Changed without a name of its own, it is not reported as the preset.
+  EXPECT_EQ(s.name, "wse3 (changed by t.json)");
+  EXPECT_EQ(llvm::cantFail(parseTarget(R"({"base": "wse3"})", "t.json")).name,
+            "wse3");
+  EXPECT_EQ(llvm::cantFail(parseTarget(R"({"base": "wse2", "sram_bytes": )"
+                                       R"(1024})",
+                                       "dir/a\nb.json"))
+                .name,
+            "wse2 (changed by a?b.json)");
 }
 
 TEST(Target, Errors) {

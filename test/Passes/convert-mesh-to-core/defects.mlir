@@ -8,11 +8,11 @@
 // and costs nothing. The program records where each grid row and column
 // sits; everything else is as on a clean fabric.
 // CHECK: core.program attributes {estimated_cycles = array<i64: {{[0-9, ]+}}>, fabric_cols = array<i64: 0, 1, 3, 4>, fabric_rows = array<i64: 0, 2, 3>, grid = #mesh.grid<3x4>
-// CHECK-SAME: target = #mesh.target<name = "wse2",
+// CHECK-SAME: target = #mesh.target<name = "wse2 (changed by {{.*}}.json)",
 // CHECK-SAME: dead_cores = {{\[\[}}1, 2]], dead_links = {{\[\[}}0, 5, "south"]]>
 
 // Two dead cores take two rows and two columns: 3x4 needs 5x6 fabric cores.
-// FIT: error: {{.*}}convert-mesh-to-core: grid 3x4 (HxW) does not fit the wse2 fabric of 4x5 (HxW) around its 2 dead cores and 0 dead links: skipping the rows and columns they take, it needs 5x6 fabric cores
+// FIT: error: {{.*}}convert-mesh-to-core: grid 3x4 (HxW) does not fit the wse2 (changed by {{.*}}.small.json) fabric of 4x5 (HxW) around its 2 dead cores and 0 dead links: skipping the rows and columns they take, it needs 5x6 fabric cores
 func.func @main(%x: tensor<9x9xf32> {tfm.name = "x"}, %w: tensor<9x9xf32>) -> tensor<9x9xf32> attributes {tfm.output_names = []} {
   %y = tfm.matmul %x, %w : (tensor<9x9xf32>, tensor<9x9xf32>) -> tensor<9x9xf32>
   return %y : tensor<9x9xf32>
