@@ -285,11 +285,30 @@ wafer::OneLineDiagnostics::OneLineDiagnostics(mlir::MLIRContext *context)
 }
 
 /// `path` made absolute and without `.` and `..`, to compare with another.
+/// A symbolic link to a file not yet written is followed (`equivalent`
+/// cannot compare files that do not exist), and the directory is resolved.
 static std::string comparablePath(StringRef path) {
   SmallString<256> full(path);
   (void)sys::fs::make_absolute(full);
   sys::path::remove_dots(full, /*remove_dot_dot=*/true);
-  return full.str().str();
+  // As many links as the kernel follows (MAXSYMLINKS).
+  for (int links = 0; links < 40; ++links) {
+    char target[4096];
+    ssize_t length = ::readlink(full.c_str(), target, sizeof(target));
+    if (length <= 0 || size_t(length) >= sizeof(target))
+      break;
+    SmallString<256> next(sys::path::parent_path(full));
+    if (sys::path::is_absolute(StringRef(target, length)))
+      next.clear();
+    sys::path::append(next, StringRef(target, length));
+    sys::path::remove_dots(next, /*remove_dot_dot=*/true);
+    full = next;
+  }
+  SmallString<256> directory;
+  if (sys::fs::real_path(sys::path::parent_path(full), directory))
+    return full.str().str();
+  sys::path::append(directory, sys::path::filename(full));
+  return directory.str().str();
 }
 
 std::optional<std::string>
