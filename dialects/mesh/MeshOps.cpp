@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -395,6 +396,9 @@ LogicalResult RmsNormOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
   if (x.empty() || w.size() != 1 || w[0] != x.back())
     return emitOpError("weight must be [E] for an input [..., E]");
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon >= 0) || !std::isfinite(epsilon))
+    return emitOpError("epsilon must be finite and not negative");
   if (failed(verifyDistributed(*this, getInput(), "input")) ||
       failed(verifyDistributed(*this, getWeight(), "weight")))
     return failure();
@@ -597,6 +601,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("result must have the query's type");
   if (getKey().getType() != getValue().getType())
     return emitOpError("key and value must have one type");
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite");
   if (!isDecode()) {
     std::optional<uint64_t> lanes = getLanesPerHead();
     if (bool(getAllreduce()) != bool(lanes))

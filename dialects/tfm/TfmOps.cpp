@@ -11,6 +11,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace wafer::tfm;
 
@@ -308,8 +310,9 @@ LogicalResult RmsNormOp::verify() {
   ArrayRef<int64_t> input = shapeOf(getInput());
   if (input.empty() || shapeOf(getWeight()) != input.take_back())
     return emitOpError("weight must have the input's last dimension");
-  if (!(getEpsilon().convertToDouble() >= 0))
-    return emitOpError("epsilon must not be negative or NaN");
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon >= 0) || !std::isfinite(epsilon))
+    return emitOpError("epsilon must be finite and not negative");
   return expectShape(*this, input);
 }
 
@@ -336,6 +339,10 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("num_heads and num_kv_heads must match the operands");
   if (k[1] <= 0 || q[1] % k[1] != 0)
     return emitOpError("num_heads must be a multiple of num_kv_heads");
+  // NaN or infinite scores make every output NaN on the grid and the host
+  // alike, which no comparison would catch.
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite");
   return expectShape(*this, q);
 }
 

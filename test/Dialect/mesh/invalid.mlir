@@ -1678,3 +1678,23 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @rms_epsilon_inf(%x: tensor<1x16xf32, #mesh.layout<[*, y:2]>>, %w: tensor<16xf32, #mesh.layout<[y:2]>>) {
+    // expected-error @+1 {{epsilon must be finite and not negative}}
+    %n = mesh.rms_norm %x, %w {epsilon = 0x7FF0000000000000 : f64, allreduce = #mesh.allreduce<ring>} : tensor<1x16xf32, #mesh.layout<[*, y:2]>>, tensor<16xf32, #mesh.layout<[y:2]>> -> tensor<1x16xf32, #mesh.layout<[*, y:2]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @attention_scale_nan(%q: tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, %k: tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>) {
+    // expected-error @+1 {{scale must be finite}}
+    %o = mesh.attention %q, %k, %k {scale = 0x7FF8000000000000 : f64, length = 5 : i64, allreduce = #mesh.allreduce<ring>} : tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>>, tensor<1x2x6x8xf32, #mesh.layout<[*, x:2, y:2, *]>> -> tensor<1x2x16xf32, #mesh.layout<[*, x:2, *]>>
+    return
+  }
+}

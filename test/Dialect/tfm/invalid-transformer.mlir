@@ -137,7 +137,7 @@ func.func @rms_norm_scalar(%x: tensor<f32>, %w: tensor<f32>) {
 // -----
 
 func.func @rms_norm_epsilon(%x: tensor<1x8x64xf32>, %w: tensor<64xf32>) {
-  // expected-error @+1 {{'tfm.rms_norm' op epsilon must not be negative or NaN}}
+  // expected-error @+1 {{'tfm.rms_norm' op epsilon must be finite and not negative}}
   %n = tfm.rms_norm %x, %w {epsilon = -1.0e-05 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
   return
 }
@@ -342,7 +342,31 @@ func.func @silu_result(%x: tensor<1x8x172xf32>) {
 // -----
 
 func.func @rms_norm_epsilon_nan(%x: tensor<1x8x64xf32>, %w: tensor<64xf32>) {
-  // expected-error @+1 {{'tfm.rms_norm' op epsilon must not be negative or NaN}}
+  // expected-error @+1 {{'tfm.rms_norm' op epsilon must be finite and not negative}}
   %n = tfm.rms_norm %x, %w {epsilon = 0x7FF8000000000000 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon_inf(%x: tensor<1x8x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'tfm.rms_norm' op epsilon must be finite and not negative}}
+  %n = tfm.rms_norm %x, %w {epsilon = 0x7FF0000000000000 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale_nan(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'tfm.attention' op scale must be finite}}
+  %o = tfm.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0x7FF8000000000000 : f64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale_inf(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>) {
+  // expected-error @+1 {{'tfm.attention' op scale must be finite}}
+  %o = tfm.attention %q, %k, %k {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = 0xFFF0000000000000 : f64} : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32>
   return
 }
