@@ -447,7 +447,7 @@ Deviation deviationFrom(ArrayRef<float> got, ArrayRef<float> want,
     double g = got[i], w = want[i];
     if (std::isfinite(w))
       scale = std::max(scale, std::abs(w));
-    bool agree = g == w || (std::isnan(g) && std::isnan(w));
+    bool agree = g == w;
     double error = agree ? 0
                    : std::isfinite(g) && std::isfinite(w)
                        ? std::abs(g - w)

@@ -623,6 +623,13 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
           [run, "run", w("overflow.onnx"), "--grid", "2x2", "--inputs",
            w("overflow.npz"), "--check"],
           "output 'y' holds nan at element 0", "host evaluator's holds 0")
+    # Nor does a NaN on both sides pass (a NaN input here).
+    np.savez(w("nan.npz"), x=np.array([[np.nan] + [1] * 7], np.float32))
+    c.bad("run_check_nan_on_both_sides",
+          [run, "run", w("overflow.onnx"), "--grid", "2x2", "--inputs",
+           w("nan.npz"), "--check"],
+          "output 'y' holds nan at element 0", "host evaluator's holds nan",
+          "(a NaN checks nothing)")
     # Special files: /dev/zero never ends, a directory has no bytes. Every
     # reader refuses them by name (a pipe is read to its end, as cat would).
     os.makedirs(w("a_dir"), exist_ok=True)
@@ -666,6 +673,12 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
            "--mode", "timing", "--stats", w("same.json"),
                       "--trace", w("./sub/../same.json")],
           "--stats and --trace name the same file")
+    # A link to an output not written yet names the same file too.
+    os.symlink("linked.npz", w("link.npz"))
+    c.bad("run_stats_and_outputs_one_file_by_link",
+          [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode,
+           "--outputs", w("linked.npz"), "--stats", w("link.npz")],
+          "--stats and --outputs name the same file")
     c.bad("run_stats_over_inputs",
           [run, "run", decode, "--grid", "4x4", "--inputs", inputs_decode,
            "--stats", inputs_decode], "--stats would overwrite --inputs")

@@ -221,7 +221,7 @@ TEST_F(Npz, ReadsZip64Archives) {
 
 } // namespace
 
-TEST(Deviation, NonFiniteValuesFailUnlessTheReferenceAgrees) {
+TEST(Deviation, NaNsAndUnmatchedInfinitiesFail) {
   float nan = std::numeric_limits<float>::quiet_NaN(),
         inf = std::numeric_limits<float>::infinity();
   // The overflow case a probe found: every value NaN against zeros passed
@@ -232,10 +232,15 @@ TEST(Deviation, NonFiniteValuesFailUnlessTheReferenceAgrees) {
   EXPECT_TRUE(std::isinf(deviationFrom({1, inf}, {1, 2}, 1).relative));
   EXPECT_EQ(deviationFrom({1, inf}, {1, 2}, 1).index, 1);
   EXPECT_TRUE(std::isinf(deviationFrom({1, 5}, {1, nan}, 1).relative));
-  // Agreeing non-finite values, and the scale from finite values only.
-  d = deviationFrom({nan, -inf, 3}, {nan, -inf, 4}, 1e-30);
+  // A NaN on both sides checks nothing (a probe's NaN attention scale
+  // passed `--check` with every logit NaN).
+  d = deviationFrom({1, nan}, {1, nan}, 1e-30);
+  EXPECT_TRUE(std::isinf(d.relative));
+  EXPECT_EQ(d.index, 1);
+  // Agreeing infinities, and the scale from finite values only.
+  d = deviationFrom({-inf, 3}, {-inf, 4}, 1e-30);
   EXPECT_DOUBLE_EQ(d.relative, 0.25);
-  EXPECT_EQ(d.index, 2);
+  EXPECT_EQ(d.index, 1);
   d = deviationFrom({0, 0}, {0, 0}, 1e-30);
   EXPECT_EQ(d.relative, 0);
   EXPECT_EQ(d.index, -1);

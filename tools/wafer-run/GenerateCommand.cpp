@@ -333,12 +333,13 @@ Error Generation::checkStep(ArrayRef<float> logits, int64_t step) {
   double error = deviation.relative;
   worstError = std::max(worstError, error);
   if (std::isinf(error))
-    return generateError(formatv("--check: step {0} (position {1}): logit "
-                                 "{2} is {3:e3}, where the host evaluator's "
-                                 "is {4:e3}",
-                                 step, sequence.size() - 1, deviation.index,
-                                 logits[deviation.index],
-                                 (*want)[deviation.index]));
+    return generateError(formatv(
+        "--check: step {0} (position {1}): logit "
+        "{2} is {3:e3}, where the host evaluator's "
+        "is {4:e3}{5}",
+        step, sequence.size() - 1, deviation.index, logits[deviation.index],
+        (*want)[deviation.index],
+        std::isnan((*want)[deviation.index]) ? " (a NaN checks nothing)" : ""));
   if (argmax(logits) != argmax(*want))
     return generateError(formatv("--check: step {0} (position {1}): the "
                                  "mesh's most likely token {2} differs from "

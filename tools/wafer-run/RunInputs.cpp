@@ -87,9 +87,12 @@ Error wafer::checkOutputs(mlir::ModuleOp imported, StringRef modelPath,
       return createStringError(
           inconvertibleErrorCode(),
           formatv("--check: output '{0}' holds {1:e3} at element {2}, where "
-                  "the host evaluator's holds {3:e3}",
+                  "the host evaluator's holds {3:e3}{4}",
                   name, got.data[deviation.index], deviation.index,
-                  it->second.data[deviation.index]));
+                  it->second.data[deviation.index],
+                  std::isnan(it->second.data[deviation.index])
+                      ? " (a NaN checks nothing)"
+                      : ""));
     if (!(relative <= tolerance))
       return createStringError(
           inconvertibleErrorCode(),

@@ -35,10 +35,10 @@ llvm::Error writeNpz(llvm::StringRef path, const NDArrayMap &arrays);
 
 /// How far values are from a reference: the largest absolute difference
 /// over the reference's largest finite magnitude (at least `minScale`,
-/// which must be positive), and the element where it is. A NaN or infinity
-/// where the reference has another value is an infinite deviation (so it fails
-/// every tolerance); NaN against NaN and an infinity against the same infinity
-/// agree.
+/// which must be positive), and the element where it is. A NaN, or an
+/// infinity where the reference has another value, is an infinite deviation
+/// (so it fails every tolerance): a NaN against the reference's NaN checks
+/// nothing. An infinity against the same infinity agrees.
 struct Deviation {
   double relative = 0;
   int64_t index = -1; // -1 when every value agrees exactly
