@@ -67,6 +67,15 @@ NodePtr makeUnary(Node::Kind kind, NodePtr operand) {
   return n;
 }
 
+/// `text` with non-printable bytes escaped: expressions come from files,
+/// and an error message stays one printable line.
+std::string escaped(StringRef text) {
+  std::string out;
+  raw_string_ostream os(out);
+  printEscapedString(text, os);
+  return out;
+}
+
 class Parser {
 public:
   explicit Parser(StringRef text) : text(text) {}
@@ -78,17 +87,18 @@ public:
       return createStringError(
           inconvertibleErrorCode(),
           formatv("expression '{0}...': longer than {1} characters",
-                  text.take_front(20), kMaxLength));
+                  escaped(text.take_front(20)), kMaxLength));
     NodePtr root = parseBinary(0);
     if (root) {
       skipSpace();
       if (pos < text.size())
-        fail(formatv("unexpected '{0}' after the expression", text[pos]));
+        fail(formatv("unexpected '{0}' after the expression",
+                     escaped(text.substr(pos, 1))));
     }
     if (!error.empty())
       return createStringError(inconvertibleErrorCode(),
                                formatv("expression '{0}': {1} at column {2}",
-                                       text, error, errorPos + 1));
+                                       escaped(text), error, errorPos + 1));
     return std::move(root);
   }
 
@@ -217,7 +227,7 @@ private:
       n->var = *var;
       return n;
     }
-    fail(formatv("unexpected '{0}'", c));
+    fail(formatv("unexpected '{0}'", escaped(StringRef(&c, 1))));
     return nullptr;
   }
 
@@ -399,7 +409,7 @@ Expected<int64_t> Expr::evaluate(const ExprEnv &env) const {
   Fault fault = Fault::None;
   if (!eval(*root_, env, value, fault))
     return createStringError(inconvertibleErrorCode(),
-                             "expression '" + text_ + "': " +
+                             "expression '" + escaped(text_) + "': " +
                                  (fault == Fault::Overflow
                                       ? "the value does not fit in 64 bits"
                                       : "division by zero"));

@@ -122,6 +122,11 @@ TEST(Expr, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parseError("99999999999999999999"),
             "expression '99999999999999999999': integer literal out of range "
             "at column 1");
+  // Control and non-ASCII bytes are escaped: the message stays one line.
+  EXPECT_EQ(parseError("x\n+ \xc3\xa9"),
+            "expression 'x\\0A+ \\C3\\A9': unexpected '\\C3' at column 5");
+  EXPECT_EQ(parseError("\a"),
+            "expression '\\07': unexpected '\\07' at column 1");
 }
 
 TEST(Expr, HostileInputIsBounded) {
