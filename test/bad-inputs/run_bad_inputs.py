@@ -594,6 +594,19 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
              "--check-tolerance must be at least 0"),
             ("check_tolerance_nan", ["--check-tolerance", "nan"],
              "--check-tolerance must be at least 0"),
+            ("check_tolerance_inf", ["--check", "--check-tolerance", "inf"],
+             "--check-tolerance must be at least 0 and finite"),
+            # Options that cannot apply are errors, not silently ignored.
+            ("check_tolerance_without_check", ["--check-tolerance", "0.1"],
+             "--check-tolerance applies to --check, which is not given"),
+            ("seed_without_init_random", ["--seed", "3"],
+             "--seed applies to --init random, which is not given"),
+            ("analytic_max_cycles", ["--mode", "analytic", "--max-cycles",
+                                     "5"],
+             "--max-cycles applies to a mode that runs the program"),
+            ("analytic_threads", ["--mode", "analytic", "--threads", "1"],
+             "--threads applies to a mode that runs the program"),
+            ("stats_empty", ["--stats", ""], "--stats '' names no file"),
             ("threads_zero", ["--threads", "0"], "--threads"),
             ("threads_huge", ["--threads", "1073741824"], "--threads"),
             ("gemm", ["--gemm", "foo"], "'foo'"),
@@ -737,6 +750,10 @@ func.func @main(%x: tensor<4x8xf32> {tfm.name = "x"}, %w: tensor<8x8xf32> {tfm.n
           "does not apply to a bundle")
     c.bad("run_bundle_with_grid", [run, "run", bundle, "--grid", "4x4",
                                    "--inputs", inputs_decode], "--grid")
+    c.bad("bench_analytic_threads",
+          [run, "bench", decode, "--dim-param", "past=8", "--grid", "4x4",
+           "--mode", "analytic", "--threads", "2"],
+          "--threads applies to a mode that runs the program (timing)")
     c.bad("bench_stats", [run, "bench", decode, "--dim-param", "past=8",
                           "--grid", "4x4", "--stats"],
           "unknown command line argument '--stats'")

@@ -451,8 +451,11 @@ static Error validateRunOptions(StringRef path, bool isBundle,
   if (threadsOption < 1 || threadsOption > 1024)
     return optionError("--threads must be between 1 and 1024, got " +
                        Twine(unsigned(threadsOption)));
-  if (!(checkToleranceOption >= 0))
-    return optionError("--check-tolerance must be at least 0");
+  if (!(checkToleranceOption >= 0) || std::isinf(checkToleranceOption))
+    return optionError("--check-tolerance must be at least 0 and finite");
+  if (checkToleranceOption.getNumOccurrences() && !checkOption)
+    return optionError("--check-tolerance applies to --check, which is not "
+                       "given");
   return Error::success();
 }
 
@@ -645,6 +648,32 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                                      .str());
 }
 
+/// The first option given that steers the emulator's run, which the
+/// analytic mode does not do; null when none is.
+static const char *emulatorOnlyOption() {
+  if (threadsOption.getNumOccurrences())
+    return "--threads";
+  if (maxCyclesOption.getNumOccurrences())
+    return "--max-cycles";
+  if (maxInstructionsOption.getNumOccurrences())
+    return "--max-instructions";
+  if (commitInTurnOption.getNumOccurrences())
+    return "--commit-in-turn";
+  return nullptr;
+}
+
+/// A file option given as '' (a shell variable left empty) names no file;
+/// it must not pass as the option left out.
+static Error checkFileNamesGiven() {
+  for (cl::opt<std::string> *option :
+       {&inputsPath, &outputsPath, &statsPath, &saveBundlePath, &tracePath,
+        &targetOption, &tokenizerOption})
+    if (option->getNumOccurrences() && option->empty())
+      return createStringError(inconvertibleErrorCode(),
+                               "--" + option->ArgStr + " '' names no file");
+  return Error::success();
+}
+
 /// The file --target reads, or "" for a preset.
 static StringRef targetFile() {
   return llvm::is_contained(rt::presetTargetNames(), targetOption.getValue())
@@ -687,6 +716,13 @@ static int run() {
     return fail("unknown --init '" + initOption + "' (known: zeros, random)");
   if (!initOption.empty() && !inputsPath.empty())
     return fail("--init makes the inputs; give it or --inputs, not both");
+  if (seedOption.getNumOccurrences() && initOption != "random")
+    return fail("--seed applies to --init random, which is not given");
+  if (*mode == rt::EmulatorMode::Analytic)
+    if (const char *option = emulatorOnlyOption())
+      return fail(Twine(option) +
+                  " applies to a mode that runs the program (functional or "
+                  "timing); the analytic mode only adds up estimates");
   if (checkOption && layersOption.getNumOccurrences())
     return fail("--check compares the whole model with the host evaluator; "
                 "it does not combine with --layers");
@@ -804,6 +840,14 @@ static int generate() {
     return fail("--top-k must be at least 0");
   if (!(topPOption > 0 && topPOption <= 1))
     return fail("--top-p must be in (0, 1]");
+  if (temperatureOption == 0 &&
+      (seedOption.getNumOccurrences() || topKOption.getNumOccurrences() ||
+       topPOption.getNumOccurrences()))
+    return fail(std::string(seedOption.getNumOccurrences()   ? "--seed"
+                            : topKOption.getNumOccurrences() ? "--top-k"
+                                                             : "--top-p") +
+                " applies to sampling: give --temperature above 0 (at 0 the "
+                "most likely token is taken)");
   if (std::optional<std::string> clash =
           clashingFiles({{"--stats", statsPath}, {"--trace", tracePath}},
                         {{"the model", modelPath},
@@ -900,6 +944,11 @@ static int bench() {
                 "' (known: timing, analytic)");
   options.emulator.mode = modeOption == "analytic" ? rt::EmulatorMode::Analytic
                                                    : rt::EmulatorMode::Timing;
+  if (options.emulator.mode == rt::EmulatorMode::Analytic)
+    if (const char *option = emulatorOnlyOption())
+      return fail(Twine(option) +
+                  " applies to a mode that runs the program (timing); the "
+                  "analytic mode only adds up estimates");
   options.emulator.threads = threadsOption;
   options.emulator.progress = !quietOption;
   options.emulator.maxCycles = maxCyclesOption;
@@ -913,6 +962,8 @@ static int runCommandLine() {
               : generateCommand ? generateModel
               : benchCommand    ? benchModel
                                 : evalModel;
+  if (Error error = checkFileNamesGiven())
+    return fail(toString(std::move(error)));
   if ((runCommand || evalCommand || generateCommand || benchCommand) &&
       modelPath.empty())
     return fail("expected a model: wafer-run run|eval|generate|bench MODEL "
