@@ -42,7 +42,8 @@ def TfmRaiseTransformer : Pass<"tfm-raise-transformer", "mlir::func::FuncOp"> {
     Replaces the subgraphs exporters write for the blocks of a LLaMA by one
     op each, keeping their exact meaning: `tfm.embed` (Gather of a weight
     table), `tfm.linear` (MatMul by a weight, possibly transposed),
-    `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms),
+    `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms:
+    a division by the root, its reciprocal, or (mean(x^2) + eps)^-0.5),
     `tfm.swiglu` (x * sigmoid(x) * up), `tfm.rope` (a rotation of pairs
     of the last axis, halves or adjacent pairs, by per-position angles:
     recognised by evaluating the subgraph as a linear map on basis and

@@ -114,12 +114,9 @@ LogicalResult raiseLinear(tfm::MatMulOp matmul, PatternRewriter &b) {
 // rms_norm: w * (x * 1/sqrt(mean(x^2, -1) + eps)) in its written forms
 //===--------------------------------------------------------------------===//
 
-/// `s` = sqrt(mean(x^2 over the last axis, keepdims) + eps): returns eps.
-std::optional<double> matchRootMeanSquare(Value s, Value x) {
-  auto sqrt = s.getDefiningOp<tfm::SqrtOp>();
-  if (!sqrt)
-    return std::nullopt;
-  for (auto [mean, eps] : operandOrders<tfm::AddOp>(sqrt.getInput())) {
+/// `m` = mean(x^2 over the last axis, keepdims) + eps: returns eps.
+std::optional<double> matchMeanSquare(Value m, Value x) {
+  for (auto [mean, eps] : operandOrders<tfm::AddOp>(m)) {
     std::optional<double> epsilon = scalarConstant(eps);
     auto reduce = mean.getDefiningOp<tfm::ReduceMeanOp>();
     if (!epsilon || *epsilon < 0 || !reduce || !reduce.getKeepdims())
@@ -139,12 +136,25 @@ std::optional<double> matchRootMeanSquare(Value s, Value x) {
   return std::nullopt;
 }
 
-/// `normed` = x / rms(x) written as a division or a reciprocal product.
+/// `s` = sqrt(mean(x^2 over the last axis, keepdims) + eps): returns eps.
+std::optional<double> matchRootMeanSquare(Value s, Value x) {
+  auto sqrt = s.getDefiningOp<tfm::SqrtOp>();
+  if (!sqrt)
+    return std::nullopt;
+  return matchMeanSquare(sqrt.getInput(), x);
+}
+
+/// `normed` = x / rms(x) written as a division, a reciprocal product or a
+/// product with (mean(x^2) + eps) ^ -0.5.
 std::optional<std::pair<Value, double>> matchNormalized(Value normed) {
   if (auto div = normed.getDefiningOp<tfm::DivOp>())
     if (auto eps = matchRootMeanSquare(div.getRhs(), div.getLhs()))
       return std::pair{div.getLhs(), *eps};
   for (auto [x, inverse] : operandOrders<tfm::MulOp>(normed)) {
+    if (auto pow = inverse.getDefiningOp<tfm::PowOp>();
+        pow && scalarConstant(pow.getRhs()) == -0.5)
+      if (auto eps = matchMeanSquare(pow.getLhs(), x))
+        return std::pair{x, *eps};
     Value root;
     if (auto rec = inverse.getDefiningOp<tfm::ReciprocalOp>())
       root = rec.getInput();

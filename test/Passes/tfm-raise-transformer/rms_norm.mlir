@@ -34,6 +34,23 @@ func.func @squares(%x: tensor<4x32xf32>, %w: tensor<32xf32>) -> tensor<4x32xf32>
   return %y : tensor<4x32xf32>
 }
 
+// Written x * (mean(x^2) + eps) ** -0.5.
+// CHECK-LABEL: func.func @power
+// CHECK: tfm.rms_norm %arg0
+// CHECK-NOT: tfm.pow
+func.func @power(%x: tensor<4x32xf32>, %w: tensor<32xf32>) -> tensor<4x32xf32> {
+  %two = tfm.constant dense<2.0> : tensor<f32>
+  %half = tfm.constant dense<-0.5> : tensor<f32>
+  %eps = tfm.constant dense<1.0e-6> : tensor<f32>
+  %p = tfm.pow %x, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %m = tfm.reduce_mean %p {axes = array<i64: 1>, keepdims = true} : tensor<4x32xf32> -> tensor<4x1xf32>
+  %a = tfm.add %m, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r = tfm.pow %a, %half : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %n = tfm.mul %x, %r : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32>
+  %y = tfm.mul %n, %w : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  return %y : tensor<4x32xf32>
+}
+
 // Near misses stay as they are: no epsilon, another axis.
 // CHECK-LABEL: func.func @no_epsilon
 // CHECK-NOT: tfm.rms_norm
