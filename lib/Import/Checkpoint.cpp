@@ -134,7 +134,7 @@ const GgufValue *Checkpoint::metadataValue(llvm::StringRef key) const {
 
 static uint16_t load16(const uint8_t *p) { return uint16_t(p[0] | p[1] << 8); }
 
-static float halfToFloat(uint16_t h) {
+float wafer::halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000) << 16;
   int exponent = (h >> 10) & 0x1f;
   uint32_t mantissa = h & 0x3ff;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphImporter.h"
+#include "wafer/Import/Checkpoint.h"
 #include "wafer/Support/CheckedMath.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -20,7 +21,10 @@ using namespace wafer::onnx_import;
 llvm::Expected<Type> onnx_import::elementType(Builder &builder, int dataType,
                                               const llvm::Twine &what) {
   switch (dataType) {
+  // float16 and double values are held as f32 (float16 exactly); the
+  // precision the grid computes in is --dtype's.
   case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::DOUBLE:
     return builder.getF32Type();
   case onnx::TensorProto::INT64:
@@ -30,8 +34,8 @@ llvm::Expected<Type> onnx_import::elementType(Builder &builder, int dataType,
     return builder.getI1Type();
   default:
     return fail(what + " has ONNX data type " + llvm::Twine(dataType) +
-                "; supported: float (1), double (11), int64 (7), int32 (6), "
-                "bool (9)");
+                "; supported: float (1), float16 (10), double (11), int64 (7), "
+                "int32 (6), bool (9)");
   }
 }
 
@@ -118,10 +122,12 @@ llvm::Expected<TensorSize>
 onnx_import::tensorSize(const onnx::TensorProto &tensor,
                         const llvm::Twine &where) {
   int type = tensor.data_type();
-  int64_t width = type == onnx::TensorProto::BOOL       ? 1
-                  : (type == onnx::TensorProto::INT32 ||
-                     type == onnx::TensorProto::FLOAT) ? 4
-                                                        : 8;
+  int64_t width =
+      type == onnx::TensorProto::BOOL      ? 1
+      : type == onnx::TensorProto::FLOAT16 ? 2
+      : (type == onnx::TensorProto::INT32 || type == onnx::TensorProto::FLOAT)
+          ? 4
+          : 8;
   std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
   std::optional<int64_t> count = checkedElementCount(dims);
   std::optional<int64_t> bytes =
@@ -142,12 +148,12 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
       : (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32)
           ? eval::ElementKind::I64
           : eval::ElementKind::F32;
-  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::DOUBLE &&
-      type != onnx::TensorProto::INT64 && type != onnx::TensorProto::INT32 &&
-      type != onnx::TensorProto::BOOL)
+  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::FLOAT16 &&
+      type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::INT64 &&
+      type != onnx::TensorProto::INT32 && type != onnx::TensorProto::BOOL)
     return fail(where + " has ONNX data type " + llvm::Twine(type) +
-                "; supported: float (1), double (11), int64 (7), int32 (6), "
-                "bool (9)");
+                "; supported: float (1), float16 (10), double (11), int64 (7), "
+                "int32 (6), bool (9)");
   for (int64_t d : tensor.dims())
     if (d < 0)
       return fail(where + " has a negative dimension");
@@ -167,6 +173,7 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
                 : type == onnx::TensorProto::DOUBLE ? tensor.double_data_size()
                 : type == onnx::TensorProto::INT64  ? tensor.int64_data_size()
                                                     : tensor.int32_data_size();
+  // float16 keeps its bits in int32_data.
   if (tensor.data_location() != onnx::TensorProto::EXTERNAL &&
       !tensor.has_raw_data() && available != size->count)
     return fail(where + " has " + llvm::Twine(available) +
@@ -198,6 +205,12 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
         double v;
         std::memcpy(&v, p, 8);
         out = double(float(v));
+        break;
+      }
+      case onnx::TensorProto::FLOAT16: {
+        uint16_t bits;
+        std::memcpy(&bits, p, 2);
+        out = halfToFloat(bits);
         break;
       }
       case onnx::TensorProto::INT64: {
@@ -238,6 +251,10 @@ onnx_import::readTensorProto(const onnx::TensorProto &tensor,
     break;
   case onnx::TensorProto::INT64:
     copy(tensor.int64_data());
+    break;
+  case onnx::TensorProto::FLOAT16:
+    for (int64_t i = 0; i < size->count; ++i)
+      result.data[i] = halfToFloat(uint16_t(tensor.int32_data(int(i))));
     break;
   default: // int32 and bool live in int32_data
     copy(tensor.int32_data());

@@ -51,6 +51,28 @@ if kind in ("opset9", "opset9_softmax_axis", "opset13_slice_short"):
     np.savez(path + ".in.npz", x=x)
     np.savez(path + ".ref.npz", y=e / e.sum(axis=2, keepdims=True))
     sys.exit(0)
+if kind == "f16":
+    # A float16 model: the weight in raw_data, the bias in int32_data (as
+    # ONNX keeps float16 bits there), float16 input and output. The
+    # reference computes from the float16 values in double.
+    x = rng.standard_normal((3, 48)).astype(np.float16)
+    w = rng.standard_normal((6, 48)).astype(np.float16)
+    b = np.arange(6).astype(np.float16) / 4
+    bias = TensorProto(name="bias", data_type=TensorProto.FLOAT16, dims=[6])
+    bias.int32_data.extend(b.view(np.uint16).astype(np.int32).tolist())
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "bias"], ["g"], name="gemm_node",
+                          transB=1, alpha=0.5),
+         helper.make_node("Mul", ["g", "g"], ["y"], name="square")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [3, 48])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3, 6])],
+        [numpy_helper.from_array(w, "w"), bias])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    g = 0.5 * x.astype(np.float64) @ w.astype(np.float64).T + b
+    np.savez(path + ".in.npz", x=x)
+    np.savez(path + ".ref.npz", y=g * g)
+    sys.exit(0)
 w = numpy_helper.from_array(rng.standard_normal((6, 48)).astype(np.float32), "w")
 if kind == "typed":
     # The typed-field form: values in float_data instead of raw_data.

@@ -333,7 +333,8 @@ TEST(Emulator, ResourceAndInputErrors) {
             "input 'x' has shape [4,4], expected [16]");
   NDArrayMap f64 = iotaInput("x", {16});
   f64["x"].dtype = "float64";
-  EXPECT_EQ(runError(p, f64), "input 'x' has dtype float64, expected float32");
+  EXPECT_EQ(runError(p, f64),
+            "input 'x' has dtype float64, expected float32 or float16");
   p.roles[3].body[0].bufs = {0};
   p.buffers.push_back({"small", 2, DType::F32, 16});
   p.roles[3].body[0].bufs = {1};

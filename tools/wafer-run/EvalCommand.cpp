@@ -156,7 +156,10 @@ static Expected<eval::Tensor> toTensor(StringRef name, const rt::NDArray &array,
   bool wantsInt = element.isInteger(64), wantsBool = element.isInteger(1);
   bool isInt = array.dtype == "int64" || array.dtype == "int32";
   StringRef wanted = wantsInt ? "int64" : wantsBool ? "bool" : "float32";
-  if (wantsInt ? !isInt : array.dtype != wanted)
+  bool exact = wantsInt ? isInt
+                        : array.dtype == wanted ||
+                              (wanted == "float32" && array.dtype == "float16");
+  if (!exact)
     return evalError("input '" + name + "' has dtype " + array.dtype +
                      ", the model expects " + wanted);
   eval::Tensor tensor(wantsInt    ? eval::ElementKind::I64

@@ -148,6 +148,9 @@ private:
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 mapRegularFile(llvm::StringRef path);
 
+/// The IEEE binary16 value of `bits` (GGUF, safetensors and ONNX float16).
+float halfToFloat(uint16_t bits);
+
 /// `text` with non-printable bytes escaped, for messages.
 std::string printable(llvm::StringRef text);
 

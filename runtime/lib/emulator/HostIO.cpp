@@ -154,8 +154,10 @@ Error placeInputs(const Program &p, const NDArrayMap &inputs,
       if (a.shape != in.sourceShape)
         return err(formatv("input '{0}' has shape {1}, expected {2}", in.name,
                            shapeText(a.shape), shapeText(in.sourceShape)));
-      if (a.dtype != "float32")
-        return err(formatv("input '{0}' has dtype {1}, expected float32",
+      // float16 arrays (an f16 ONNX model's inputs) are read exactly.
+      if (a.dtype != "float32" && a.dtype != "float16")
+        return err(formatv("input '{0}' has dtype {1}, expected float32 or "
+                           "float16",
                            in.name, a.dtype));
       if (int64_t(a.data.size()) != a.elements())
         return err(formatv("input '{0}' has {1} values for shape {2}", in.name,
