@@ -314,9 +314,10 @@ def build(c):
     onnx.save(model, w("floor.onnx"))
     c.bad("onnx_unsupported_op", imp + [w("floor.onnx")], "Floor")
     model = onnx.load(w("ok.onnx"))
-    model.graph.input[0].type.tensor_type.elem_type = TensorProto.FLOAT16
-    onnx.save(model, w("f16in.onnx"))
-    c.bad("onnx_unsupported_type", imp + [w("f16in.onnx")], "data type 10")
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.BFLOAT16
+    onnx.save(model, w("bf16in.onnx"))
+    c.bad("onnx_unsupported_type", imp + [w("bf16in.onnx")], "data type 16",
+          "supported: float (1), float16 (10)")
 
     # --- npz inputs -----------------------------------------------------------
     ev = [run, "eval"]
