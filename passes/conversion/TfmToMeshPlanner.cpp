@@ -69,6 +69,33 @@ LogicalResult Planner::noPlan(Operation *op) {
            << " larger than tfm-fold-shapes folds (" << limit
            << " elements), and the grid does not compute it; the sequence "
               "is too long for this model's masks";
+  // A model exported without its parameters has its tables as inputs.
+  if (auto gather = dyn_cast<tfm::GatherOp>(op);
+      gather && isa<BlockArgument>(gather->getOperand(0)) &&
+      isa<FloatType>(getElementTypeOrSelf(gather->getOperand(0))))
+    return op->emitError("convert-tfm-to-mesh: a gather from a graph input: "
+                         "an embedding table must be an initializer (export "
+                         "the model with its weights, e.g. "
+                         "torch.onnx.export(export_params=True))");
+  // The plans take token ids and KV caches from the graph's inputs; name
+  // any other input an unplanned op reads, directly or through one-operand
+  // ops (a cast of attention_mask, a reshape of position_ids).
+  for (Value operand : op->getOperands()) {
+    Value source = operand;
+    while (Operation *def = source.getDefiningOp()) {
+      if (def->getNumOperands() != 1)
+        break;
+      source = def->getOperand(0);
+    }
+    if (auto input = dyn_cast<BlockArgument>(source))
+      if (auto function =
+              dyn_cast<func::FuncOp>(input.getOwner()->getParentOp()))
+        return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
+               << op->getName() << "' of graph input '"
+               << tfm::inputName(function, input.getArgNumber())
+               << "' (the plans read only token ids and KV caches from "
+                  "graph inputs)";
+  }
   return op->emitError("convert-tfm-to-mesh: no mesh plan for '")
          << op->getName() << "'";
 }
@@ -107,6 +134,12 @@ LogicalResult Planner::planEmbed(tfm::EmbedOp op) {
     return op.emitError("convert-tfm-to-mesh: an embedding is gathered by "
                         "the host, from a weight table (tfm.weight) by "
                         "token ids that are a graph input");
+  // Every later op would fail on the batch dimension, far from the cause.
+  ArrayRef<int64_t> ids = op.getIds().getType().getShape();
+  if (ids.size() >= 2 && ids[0] > 1)
+    return op.emitError("convert-tfm-to-mesh: token ids of batch ")
+           << ids[0] << ": the mesh plans run one sequence at a time "
+           << "(batch 1)";
   return success();
 }
 
