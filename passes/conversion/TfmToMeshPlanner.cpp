@@ -310,6 +310,10 @@ LogicalResult Planner::planElementwise(Operation *op, Value lhsValue,
       chosen = mesh::getLayout(planned);
       shape.assign(planned.getShape().begin(), planned.getShape().end());
     }
+  // A decode vector made of host values alone (a scaled embedding) lies
+  // along y, where the host places a decode vector for rms_norm.
+  if (!chosen && shape.size() == 2 && shape[0] == 1)
+    chosen = layout({kNone, kY}, {1, grid.getHeight()});
   if (!chosen)
     chosen = defaultLayout(shape.size());
   auto lhs = materialize(op, lhsValue, shape, chosen);

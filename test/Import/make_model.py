@@ -51,6 +51,32 @@ if kind in ("opset9", "opset9_softmax_axis", "opset13_slice_short"):
     np.savez(path + ".in.npz", x=x)
     np.savez(path + ".ref.npz", y=e / e.sum(axis=2, keepdims=True))
     sys.exit(0)
+if kind == "scaled_embed":
+    # A decode step whose embedding is scaled before the first RMSNorm (as
+    # Gemma does): the scaled vector is made of host values alone.
+    table = rng.standard_normal((16, 32)).astype(np.float32)
+    weight = rng.standard_normal(32).astype(np.float32)
+    head = rng.standard_normal((32, 16)).astype(np.float32)
+    consts = {"table": table, "nw": weight, "head": head,
+              "scale": np.array(5.0, np.float32),
+              "two": np.array(2.0, np.float32),
+              "eps": np.array(1e-5, np.float32)}
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["e"], name="embed"),
+         helper.make_node("Mul", ["e", "scale"], ["x"], name="scaled"),
+         helper.make_node("Pow", ["x", "two"], ["sq"], name="square"),
+         helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean", axes=[-1]),
+         helper.make_node("Add", ["ms", "eps"], ["mse"], name="plus_eps"),
+         helper.make_node("Sqrt", ["mse"], ["rms"], name="root"),
+         helper.make_node("Div", ["x", "rms"], ["xn"], name="normed"),
+         helper.make_node("Mul", ["xn", "nw"], ["h"], name="weighted"),
+         helper.make_node("MatMul", ["h", "head"], ["y"], name="lm_head")],
+        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 16])],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    sys.exit(0)
 if kind == "f16":
     # A float16 model: the weight in raw_data, the bias in int32_data (as
     # ONNX keeps float16 bits there), float16 input and output. The
