@@ -13,6 +13,17 @@ LogicalResult Planner::run() {
   SmallVector<Operation *> worklist;
   for (Operation &op : func.getBody().front())
     worklist.push_back(&op);
+  // No plan runs a softmax alone: one left over is an attention written in
+  // a form tfm-raise-transformer does not recognise, and the ops around it
+  // (the head reshapes) would fail first, far from the cause.
+  for (Operation *op : worklist)
+    if (isa<tfm::SoftmaxOp>(op))
+      return op->emitError(
+          "convert-tfm-to-mesh: this softmax is not part of an attention "
+          "tfm-raise-transformer recognises: softmax over the last axis of "
+          "q k^T (scaled by constants, with a constant causal mask added or "
+          "applied by a where) times v, each [batch, heads, positions, head "
+          "dim]");
   for (Operation *op : worklist) {
     builder.setInsertionPoint(op);
     LogicalResult result =

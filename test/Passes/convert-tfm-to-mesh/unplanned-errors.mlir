@@ -1,5 +1,6 @@
-// What the plans cannot take from the graph's inputs is named where it is
-// read, not where a later op fails on it (an ONNX export probe).
+// What the plans cannot take (graph inputs other than token ids and KV
+// caches, an attention not raised) is named where it is read, not where a
+// later op fails on it (an ONNX export probe).
 // RUN: not wafer-opt %s -split-input-file --convert-tfm-to-mesh="grid=2x2" 2>&1 | FileCheck %s
 
 // A batch of two sequences (every later op failed on the batch dimension).
@@ -27,4 +28,15 @@ func.func @main(%pos: tensor<1x4xi64> {tfm.name = "position_ids"}) -> tensor<1x4
   %t = tfm.constant dense<1.0> : tensor<16x8xf32>
   %0 = tfm.gather %t[%pos] {axis = 0 : i64} : (tensor<16x8xf32>, tensor<1x4xi64>) -> tensor<1x4x8xf32>
   return %0 : tensor<1x4x8xf32>
+}
+
+// -----
+
+// An attention the raise pass did not recognise (a sliding window, a
+// soft cap, another axis) leaves its softmax, which is named rather than
+// the head reshape around it (here: a softmax of a graph input).
+// CHECK: error: {{.*}}convert-tfm-to-mesh: this softmax is not part of an attention tfm-raise-transformer recognises: softmax over the last axis of q k^T (scaled by constants, with a constant causal mask added or applied by a where) times v, each [batch, heads, positions, head dim]
+func.func @main(%s: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %p = tfm.softmax %s {axis = 3 : i64} : tensor<1x4x8x8xf32>
+  return %p : tensor<1x4x8x8xf32>
 }
