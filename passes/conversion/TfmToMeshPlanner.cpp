@@ -15,8 +15,11 @@ LogicalResult Planner::run() {
     worklist.push_back(&op);
   // No plan runs a softmax alone: one left over is an attention written in
   // a form tfm-raise-transformer does not recognise, and the ops around it
-  // (the head reshapes) would fail first, far from the cause.
-  for (Operation *op : worklist)
+  // (the head reshapes) would fail first, far from the cause. A mask too
+  // large to fold also leaves its attention unraised; noPlan names that.
+  for (Operation *op : worklist) {
+    if (unfoldedConstantType(op))
+      break;
     if (isa<tfm::SoftmaxOp>(op))
       return op->emitError(
           "convert-tfm-to-mesh: this softmax is not part of an attention "
@@ -24,6 +27,7 @@ LogicalResult Planner::run() {
           "q k^T (scaled by constants, with a constant causal mask added or "
           "applied by a where) times v, each [batch, heads, positions, head "
           "dim]");
+  }
   for (Operation *op : worklist) {
     builder.setInsertionPoint(op);
     LogicalResult result =
@@ -64,20 +68,29 @@ void Planner::traceOp(Operation *op) {
                    << op->getLoc() << " -> " << planned.getType() << "\n";
 }
 
-LogicalResult Planner::noPlan(Operation *op) {
+RankedTensorType Planner::unfoldedConstantType(Operation *op) {
+  if (isa<tfm::ConstantOp, tfm::WeightOp>(op))
+    return RankedTensorType();
   auto type = op->getNumResults() == 1
                   ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
                   : RankedTensorType();
-  int64_t limit = TfmFoldShapesOptions().maxElements;
   std::optional<int64_t> count =
       type ? checkedElementCount(type.getShape()) : std::nullopt;
   bool constantInputs = llvm::all_of(op->getOperands(), [](Value v) {
     return v.getDefiningOp<tfm::ConstantOp>();
   });
-  if (type && constantInputs && (!count || *count > limit))
+  if (type && constantInputs &&
+      (!count || *count > TfmFoldShapesOptions().maxElements))
+    return type;
+  return RankedTensorType();
+}
+
+LogicalResult Planner::noPlan(Operation *op) {
+  if (RankedTensorType type = unfoldedConstantType(op))
     return op->emitError("convert-tfm-to-mesh: '")
            << op->getName() << "' computes a constant " << type
-           << " larger than tfm-fold-shapes folds (" << limit
+           << " larger than tfm-fold-shapes folds ("
+           << TfmFoldShapesOptions().maxElements
            << " elements), and the grid does not compute it; the sequence "
               "is too long for this model's masks";
   // A model exported without its parameters has its tables as inputs.

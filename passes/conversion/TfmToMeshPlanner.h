@@ -71,6 +71,10 @@ private:
   /// (masks, position tables) reach here only when tfm-fold-shapes found
   /// them too large to fold, which a long sequence causes: say so.
   LogicalResult noPlan(Operation *op);
+  /// The type of what `op` computes when that is a constant, from constant
+  /// operands, larger than tfm-fold-shapes folds (a long prompt's mask);
+  /// null otherwise.
+  static RankedTensorType unfoldedConstantType(Operation *op);
 
   mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks) {
     return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false);

@@ -7,7 +7,7 @@
 // than these small trees: 14 routes fit without relaying, and with 13 the
 // error reports the smaller need.
 // FITS-NOT: relayed
-// OVER: error: {{.*}}mesh-allocate-routes: mesh.gemv needs 14 routing colors at core (x=2, y=2) but target 'wse2' has 13
+// OVER: error: {{.*}}mesh-allocate-routes: mesh.gemv needs 14 routing colors at core (x=2, y=2) but target 'wse2 (changed by {{.*}}.json)' has 13
 func.func @main(%a: tensor<12x12xf32>, %b: tensor<12x12xf32>, %x: tensor<1x12xf32>, %w: tensor<12x12xf32>, %v: tensor<12x12xf32>) -> (tensor<12x12xf32>, tensor<1x12xf32>) {
   %c = tfm.matmul %a, %b : (tensor<12x12xf32>, tensor<12x12xf32>) -> tensor<12x12xf32>
   %h = tfm.matmul %x, %w : (tensor<1x12xf32>, tensor<12x12xf32>) -> tensor<1x12xf32>

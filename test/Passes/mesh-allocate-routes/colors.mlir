@@ -7,7 +7,7 @@
 // CHECK: mesh.gemm {{.*}}colors = array<i32: 0, [[Y:[0-9]+]]>
 // CHECK: mesh.gemm {{.*}}colors = array<i32: 0, [[Y]]>
 // CHECK: mesh.gemv {{.*}}colors = array<i32:
-// BUDGET: error: {{.*}}mesh-allocate-routes: {{mesh.gem[mv]}} needs {{[0-9]+}} routing colors at core (x={{[0-9]+}}, y={{[0-9]+}}) but target 'wse2' has 6
+// BUDGET: error: {{.*}}mesh-allocate-routes: {{mesh.gem[mv]}} needs {{[0-9]+}} routing colors at core (x={{[0-9]+}}, y={{[0-9]+}}) but target 'wse2 (changed by {{.*}}.json)' has 6
 func.func @main(%x: tensor<10x14xf32>, %w: tensor<14x14xf32>, %v: tensor<1x14xf32>) -> (tensor<10x14xf32>, tensor<10x14xf32>, tensor<1x14xf32>) {
   %y = tfm.matmul %x, %w : (tensor<10x14xf32>, tensor<14x14xf32>) -> tensor<10x14xf32>
   %z = tfm.matmul %x, %w : (tensor<10x14xf32>, tensor<14x14xf32>) -> tensor<10x14xf32>

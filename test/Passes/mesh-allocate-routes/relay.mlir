@@ -27,7 +27,7 @@
 // CORE-NEXT: core.send {{.*}} on @hop_out_y
 
 // Even hop by hop the tree needs 4 colors at a core.
-// TIGHT: error: {{.*}}mesh-allocate-routes: mesh.gemv needs 4 routing colors at core (x={{[0-9]+}}, y={{[0-9]+}}) but target 'wse2' has 3
+// TIGHT: error: {{.*}}mesh-allocate-routes: mesh.gemv needs 4 routing colors at core (x={{[0-9]+}}, y={{[0-9]+}}) but target 'wse2 (changed by {{.*}}.json)' has 3
 func.func @main(%x: tensor<1x20xf32>, %w: tensor<20x6xf32>) -> tensor<1x6xf32> {
   %y = tfm.matmul %x, %w : (tensor<1x20xf32>, tensor<20x6xf32>) -> tensor<1x6xf32>
   return %y : tensor<1x6xf32>
