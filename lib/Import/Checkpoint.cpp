@@ -23,13 +23,6 @@ llvm::Error wafer::checkpointError(llvm::StringRef path,
                                  path + ": " + message);
 }
 
-std::string wafer::printable(llvm::StringRef text) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  llvm::printEscapedString(text, os);
-  return out;
-}
-
 llvm::StringRef wafer::typeName(TensorType type) {
   switch (type) {
   case TensorType::F32:

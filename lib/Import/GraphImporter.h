@@ -9,6 +9,7 @@
 
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Import/OnnxImporter.h"
+#include "wafer/Support/Printable.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -19,10 +20,6 @@
 namespace wafer::onnx_import {
 
 llvm::Error fail(const llvm::Twine &message);
-
-/// `text` with non-printable bytes, quotes and backslashes escaped, for
-/// messages that quote names and paths from a file.
-std::string escaped(llvm::StringRef text);
 
 /// "[1, 8, 64]".
 std::string shapeText(llvm::ArrayRef<int64_t> shape);

@@ -42,13 +42,6 @@ llvm::Error onnx_import::fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::string onnx_import::escaped(llvm::StringRef text) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  llvm::printEscapedString(text, os);
-  return out;
-}
-
 std::string onnx_import::shapeText(ArrayRef<int64_t> shape) {
   return "[" +
          llvm::join(llvm::map_range(shape,

@@ -61,7 +61,7 @@ onnx_import::locateExternalData(const onnx::TensorProto &tensor,
     return fail(where + ": external data has no location");
   // A NUL would end the path the OS sees early: "w.bin\0junk" is not w.bin.
   if (location.find('\0') != std::string::npos)
-    return fail(where + ": external data location '" + escaped(location) +
+    return fail(where + ": external data location '" + printable(location) +
                 "' contains a NUL byte");
   if (llvm::sys::path::is_absolute(location))
     return fail(where + ": external data location '" + location +

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "wafer/Runtime/Expr.h"
+#include "wafer/Support/Printable.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -67,15 +68,6 @@ NodePtr makeUnary(Node::Kind kind, NodePtr operand) {
   return n;
 }
 
-/// `text` with non-printable bytes escaped: expressions come from files,
-/// and an error message stays one printable line.
-std::string escaped(StringRef text) {
-  std::string out;
-  raw_string_ostream os(out);
-  printEscapedString(text, os);
-  return out;
-}
-
 class Parser {
 public:
   explicit Parser(StringRef text) : text(text) {}
@@ -87,18 +79,18 @@ public:
       return createStringError(
           inconvertibleErrorCode(),
           formatv("expression '{0}...': longer than {1} characters",
-                  escaped(text.take_front(20)), kMaxLength));
+                  printable(text.take_front(20)), kMaxLength));
     NodePtr root = parseBinary(0);
     if (root) {
       skipSpace();
       if (pos < text.size())
         fail(formatv("unexpected '{0}' after the expression",
-                     escaped(text.substr(pos, 1))));
+                     printable(text.substr(pos, 1))));
     }
     if (!error.empty())
       return createStringError(inconvertibleErrorCode(),
                                formatv("expression '{0}': {1} at column {2}",
-                                       escaped(text), error, errorPos + 1));
+                                       printable(text), error, errorPos + 1));
     return std::move(root);
   }
 
@@ -227,7 +219,7 @@ private:
       n->var = *var;
       return n;
     }
-    fail(formatv("unexpected '{0}'", escaped(StringRef(&c, 1))));
+    fail(formatv("unexpected '{0}'", printable(StringRef(&c, 1))));
     return nullptr;
   }
 
@@ -409,7 +401,7 @@ Expected<int64_t> Expr::evaluate(const ExprEnv &env) const {
   Fault fault = Fault::None;
   if (!eval(*root_, env, value, fault))
     return createStringError(inconvertibleErrorCode(),
-                             "expression '" + escaped(text_) + "': " +
+                             "expression '" + printable(text_) + "': " +
                                  (fault == Fault::Overflow
                                       ? "the value does not fit in 64 bits"
                                       : "division by zero"));

@@ -10,6 +10,8 @@
 #ifndef WAFER_IMPORT_CHECKPOINT_H
 #define WAFER_IMPORT_CHECKPOINT_H
 
+#include "wafer/Support/Printable.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -150,9 +152,6 @@ mapRegularFile(llvm::StringRef path);
 
 /// The IEEE binary16 value of `bits` (GGUF, safetensors and ONNX float16).
 float halfToFloat(uint16_t bits);
-
-/// `text` with non-printable bytes escaped, for messages.
-std::string printable(llvm::StringRef text);
 
 /// A one-line error "<path>: <message>".
 llvm::Error checkpointError(llvm::StringRef path, const llvm::Twine &message);

@@ -90,11 +90,15 @@ Error ByteLevelBpe::indexMerges() {
     StringRef merge = vocabulary.merges[rank];
     auto [left, right] = merge.split(' ');
     if (left.empty() || right.empty() || right.contains(' '))
-      return fail(where(), "merge {0} '{1}' is not two tokens separated by a "
-                           "space", rank, escaped(merge));
+      return fail(where(),
+                  "merge {0} '{1}' is not two tokens separated by a "
+                  "space",
+                  rank, printable(merge));
     if (!ids.contains(left) || !ids.contains(right))
-      return fail(where(), "merge {0} '{1}' names a token the vocabulary "
-                           "does not have", rank, escaped(merge));
+      return fail(where(),
+                  "merge {0} '{1}' names a token the vocabulary "
+                  "does not have",
+                  rank, printable(merge));
     mergeRanks.try_emplace(merge, rank);
   }
   return Error::success();
@@ -169,7 +173,7 @@ Error ByteLevelBpe::encodeWord(StringRef word, std::vector<int32_t> &out) const 
       out.push_back(vocabulary.unk);
     else
       return fail(where(), "no token for '{0}' and no unknown token",
-                  escaped(text));
+                  printable(text));
   }
   return Error::success();
 }
@@ -273,8 +277,10 @@ createByteLevelBpe(const Vocabulary &vocabulary, StringRef where) {
     else if (pre.empty() || pre == "gpt2" || pre == "default")
       pattern = kGpt2Split;
     else
-      return fail(where, "unsupported pre-tokenizer '{0}' (expected gpt2, "
-                         "default, llama-bpe or llama3)", escaped(pre));
+      return fail(where,
+                  "unsupported pre-tokenizer '{0}' (expected gpt2, "
+                  "default, llama-bpe or llama3)",
+                  printable(pre));
   }
   // ICU's \s is Unicode's White_Space, as in Oniguruma and Python's regex,
   // for which these patterns were written.
@@ -285,7 +291,7 @@ createByteLevelBpe(const Vocabulary &vocabulary, StringRef where) {
       status));
   if (U_FAILURE(status))
     return fail(where, "the pre-tokenizer regex '{0}' does not compile: {1}",
-                escaped(pattern), u_errorName(status));
+                printable(pattern), u_errorName(status));
   auto tokenizer =
       std::make_unique<ByteLevelBpe>(vocabulary, where, std::move(split));
   if (Error error = tokenizer->indexMerges())

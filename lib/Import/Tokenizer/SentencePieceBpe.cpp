@@ -128,7 +128,7 @@ Error SentencePieceBpe::emit(
   }
   if (vocabulary.unk < 0)
     return fail(where(), "no token for '{0}' and no unknown token",
-                escaped(symbol));
+                printable(symbol));
   // SentencePiece merges a run of unknown characters into one token.
   if (!lastUnknown)
     ids.push_back(vocabulary.unk);

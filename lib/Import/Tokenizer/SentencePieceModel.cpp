@@ -60,7 +60,7 @@ public:
       std::string message = error ? error : "unknown error";
       (*api)->release(error);
       return fail(path, "not a SentencePiece model: {0}",
-                  escaped(StringRef(message).trim()));
+                  printable(StringRef(message).trim()));
     }
     auto processor = std::unique_ptr<Processor>(new Processor(*api, handle));
     if (processor->size() <= 0)
@@ -107,7 +107,7 @@ private:
   Error releaseError(char *error, StringRef where, StringRef what) const {
     std::string message = error ? error : "unknown error";
     api->release(error);
-    return fail(where, "{0}: {1}", what, escaped(StringRef(message).trim()));
+    return fail(where, "{0}: {1}", what, printable(StringRef(message).trim()));
   }
 
   const WaferSentencePieceApi *api;

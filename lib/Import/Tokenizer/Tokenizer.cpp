@@ -10,13 +10,6 @@ using namespace llvm;
 namespace wafer {
 namespace tokenizer {
 
-std::string escaped(StringRef text) {
-  std::string out;
-  raw_string_ostream os(out);
-  printEscapedString(text, os);
-  return out;
-}
-
 int scanUtf8(StringRef text) {
   auto lead = static_cast<unsigned char>(text[0]);
   if (lead < 0x80)
@@ -74,7 +67,7 @@ Expected<VocabularyKind> parseVocabularyKind(StringRef ggmlModel) {
     return VocabularyKind::ByteLevel;
   return fail("tokenizer.ggml.model",
               "unsupported tokenizer model '{0}' (expected llama or gpt2)",
-              escaped(ggmlModel));
+              printable(ggmlModel));
 }
 
 Tokenizer::~Tokenizer() = default;
@@ -188,9 +181,8 @@ Expected<std::vector<int64_t>> parseTokenIds(StringRef text) {
     int64_t id;
     if (item.trim().getAsInteger(10, id))
       return createStringError(inconvertibleErrorCode(),
-                               "--tokens: '" + tokenizer::escaped(item) +
-                                   "' in '" + tokenizer::escaped(text) +
-                                   "' is not a token id");
+                               "--tokens: '" + printable(item) + "' in '" +
+                                   printable(text) + "' is not a token id");
     ids.push_back(id);
   }
   return ids;

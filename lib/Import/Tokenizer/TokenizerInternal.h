@@ -3,14 +3,12 @@
 #define WAFER_LIB_IMPORT_TOKENIZERINTERNAL_H
 
 #include "wafer/Import/Tokenizer.h"
+#include "wafer/Support/Printable.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 namespace wafer {
 namespace tokenizer {
-
-/// `text` with non-printable bytes escaped, for error messages.
-std::string escaped(llvm::StringRef text);
 
 /// An error "<where>: <message>".
 template <typename... Ts>

@@ -63,7 +63,7 @@ Error readPreTokenizer(const json::Object &object, PreTokenizer &pre,
     pre.regex = regex->str();
     return Error::success();
   }
-  return fail(where, "unsupported pre_tokenizer type '{0}'", escaped(type));
+  return fail(where, "unsupported pre_tokenizer type '{0}'", printable(type));
 }
 
 /// The token a TemplateProcessing post-processor puts first, if any.
@@ -109,7 +109,7 @@ Expected<Vocabulary> readTokenizerJson(StringRef path) {
   StringRef modelType = model->getString("type").value_or("BPE");
   if (modelType != "BPE")
     return fail(path, "unsupported model type '{0}' (expected BPE)",
-                escaped(modelType));
+                printable(modelType));
   if (model->getBoolean("byte_fallback").value_or(false))
     return fail(path, "a SentencePiece-style BPE (byte_fallback); use its "
                       "tokenizer.model");
@@ -131,7 +131,7 @@ Expected<Vocabulary> readTokenizerJson(StringRef path) {
   std::vector<std::optional<std::string>> byId;
   auto place = [&](StringRef token, std::optional<int64_t> id) -> Error {
     if (!id || *id < 0 || *id >= INT32_MAX)
-      return fail(path, "token '{0}' has no valid id", escaped(token));
+      return fail(path, "token '{0}' has no valid id", printable(token));
     if (static_cast<size_t>(*id) >= byId.size())
       byId.resize(*id + 1);
     byId[*id] = token.str();
@@ -199,14 +199,14 @@ Expected<Vocabulary> readTokenizerJson(StringRef path) {
     auto it = std::find(vocabulary.tokens.begin(), vocabulary.tokens.end(), *unk);
     if (it == vocabulary.tokens.end())
       return fail(path, "unk_token '{0}' is not in the vocabulary",
-                  escaped(*unk));
+                  printable(*unk));
     vocabulary.unk = it - vocabulary.tokens.begin();
   }
   if (auto bos = templateBos(object->getObject("post_processor"))) {
     auto it = std::find(vocabulary.tokens.begin(), vocabulary.tokens.end(), *bos);
     if (it == vocabulary.tokens.end())
       return fail(path, "the post_processor's '{0}' is not in the vocabulary",
-                  escaped(*bos));
+                  printable(*bos));
     vocabulary.bos = it - vocabulary.tokens.begin();
     vocabulary.addBos = true;
   }
