@@ -41,8 +41,9 @@ def Mesh_CostedOpInterface : OpInterface<"CostedOpInterface"> {
     critical path of its algorithm priced with the target's timing model
     (`rt::TimingModel`, the prices the emulator charges event by event),
     from the op's sizes, grid and placement alone. `wafer-run run --mode
-    analytic` adds them up instead of running the program; the estimates
-    ignore link contention and the skew between cores that the emulator
+    analytic` runs them one after another on a per-core clock
+    (`advanceClock`) instead of running the program; the estimates ignore
+    some of the link contention and skew between cores that the emulator
     models, so they approximate its cycles (docs/benchmarks.md says how
     well).
   }];
@@ -54,6 +55,19 @@ def Mesh_CostedOpInterface : OpInterface<"CostedOpInterface"> {
       }], "int64_t", "estimateCycles",
       (ins "::wafer::mesh::GridAttr":$grid,
            "const ::wafer::rt::TimingModel &":$timing, "bool":$interleave)>,
+    InterfaceMethod<[{
+        Moves the analytic mode's clock over the op: each core's time
+        becomes when it is done with the op, starting from when it was done
+        with the op before. By default every core waits for the last one
+        (a barrier) and the op takes estimateCycles; ops whose cores wait
+        for fewer (none, or their grid row or column) say so.
+      }], "void", "advanceClock",
+      (ins "::wafer::cost::CoreClock &":$clock,
+           "::wafer::mesh::GridAttr":$grid,
+           "const ::wafer::rt::TimingModel &":$timing, "bool":$interleave),
+      "", [{
+        clock.barrier($_op.estimateCycles(grid, timing, interleave));
+      }]>,
   ];
 }
 

@@ -80,7 +80,7 @@ def Mesh_CollectOp : Mesh_Op<"collect", [Pure]> {
 }
 
 def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Distributed C[M, N] = A[M, K] x B[K, N]";
@@ -135,7 +135,7 @@ def Mesh_GemmOp : Mesh_Op<"gemm", [Pure,
 }
 
 def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {
@@ -184,7 +184,7 @@ def Mesh_GemvOp : Mesh_Op<"gemv", [Pure,
 }
 
 def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>]> {
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>]> {
   let summary = "Element-wise function of tensors in the same layout";
   let description = [{
     Purely local: every core applies the function to its tiles.
@@ -201,7 +201,7 @@ def Mesh_MapOp : Mesh_Op<"map", [Pure, SameOperandsAndResultType,
 }
 
 def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers"]>]> {
   let summary = "Re-blocks one split dimension along its grid axis";
@@ -233,7 +233,7 @@ def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
 }
 
 def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {
@@ -269,7 +269,7 @@ def Mesh_RmsNormOp : Mesh_Op<"rms_norm", [Pure,
 }
 
 def Mesh_RopeOp : Mesh_Op<"rope", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>]> {
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>]> {
   let summary = "Rotary position embedding, rotate-half, head by head";
   let description = [{
     Local: x is `[rows, ..., D]` with the head dimension D whole on every

@@ -78,9 +78,10 @@ constexpr int64_t kCoreStepBudget = 1'000'000;
 /// the lower core id, the order the emulator commits sends in).
 class ReadyCores {
 public:
-  explicit ReadyCores(int64_t cores) {
+  /// Every core, at its start time (none: 0).
+  ReadyCores(int64_t cores, const std::vector<int64_t> &starts) {
     for (int64_t c = 0; c < cores; ++c)
-      push(0, c);
+      push(starts.empty() ? 0 : starts[c], c);
   }
   bool empty() const { return queue.empty(); }
   void push(int64_t time, int64_t core) {
@@ -98,14 +99,17 @@ private:
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> queue;
 };
 
-/// A simulated schedule is a pure function of the tiling, the grid and the
-/// prices; a model's layers repeat the same few GEMMs, so each is
-/// simulated once per process.
+/// Each core's end of a simulated schedule, or nullopt beyond the budget.
+using CoreEnds = std::optional<std::vector<int64_t>>;
+
+/// A schedule simulated from a common start is a pure function of the
+/// tiling, the grid and the prices; a model's layers repeat the same few
+/// GEMMs, so each is simulated once per process.
 template <typename Simulate>
-static int64_t memoized(const GemmTiling &t, int64_t h, int64_t w,
-                        bool interleave, rt::DType dtype,
-                        const rt::TimingModel &timing, int kind,
-                        Simulate simulate) {
+static const CoreEnds &memoized(const GemmTiling &t, int64_t h, int64_t w,
+                                bool interleave, rt::DType dtype,
+                                const rt::TimingModel &timing, int kind,
+                                Simulate simulate) {
   using Key = std::array<int64_t, 17>;
   const rt::Target &target = timing.target();
   Key key = {kind,
@@ -125,17 +129,62 @@ static int64_t memoized(const GemmTiling &t, int64_t h, int64_t w,
              target.hopCycles,
              target.linkWordsPerCycle,
              timing.kernelCycles(1 << 20, dtype)};
+  // Entries are never erased, so references to them stay valid.
   static std::mutex mutex;
-  static std::map<Key, int64_t> cache;
+  static std::map<Key, CoreEnds> cache;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end())
       return it->second;
   }
-  int64_t cycles = simulate();
+  CoreEnds ends = simulate();
   std::lock_guard<std::mutex> lock(mutex);
-  cache.emplace(key, cycles);
-  return cycles;
+  return cache.emplace(key, std::move(ends)).first->second;
+}
+
+/// Runs a schedule from the clock's times: simulated (from a common start,
+/// once per process) where the budget allows, each core ending where the
+/// simulation ends it; otherwise every core waits for the last and takes
+/// the closed form.
+template <typename Memoized, typename Simulate, typename ClosedForm>
+static void advanceSchedule(CoreClock &clock, Memoized fromCommonStart,
+                            Simulate simulate, ClosedForm closedForm) {
+  const std::vector<int64_t> &times = clock.perCore();
+  std::vector<int64_t> ends;
+  if (times.empty()) {
+    const CoreEnds &common = fromCommonStart();
+    if (!common) {
+      clock.barrier(closedForm());
+      return;
+    }
+    ends = *common;
+    for (int64_t &end : ends)
+      end += clock.latest();
+  } else {
+    int64_t base = *std::min_element(times.begin(), times.end());
+    std::vector<int64_t> starts(times);
+    for (int64_t &start : starts)
+      start -= base;
+    CoreEnds simulated = simulate(starts);
+    if (!simulated) {
+      clock.barrier(closedForm());
+      return;
+    }
+    ends = std::move(*simulated);
+    for (int64_t &end : ends)
+      end += base;
+  }
+  clock.set(std::move(ends));
+}
+
+/// Each simulated core's time when it is done.
+template <typename Core>
+static std::vector<int64_t> endsOf(const std::vector<Core> &cores) {
+  std::vector<int64_t> ends;
+  ends.reserve(cores.size());
+  for (const Core &core : cores)
+    ends.push_back(core.now);
+  return ends;
 }
 
 /// SUMMA's steps, evaluated core by core in the order of their time, as
@@ -145,12 +194,15 @@ static int64_t memoized(const GemmTiling &t, int64_t h, int64_t w,
 /// steps pipeline. Each core's outgoing and incoming ramp is a resource
 /// that the row's and the column's messages share in the order they are
 /// sent, and a panel is written again only once its last send has left.
-/// Beyond a budget of core-steps it gives the schedule's steady state
-/// (within 0.2% of it on square grids, 5% on non-square ones measured).
-static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
-                             int64_t h, int64_t w, rt::DType dtype,
-                             int64_t multiply) {
+/// Each core starts at `starts` (none: 0). Nullopt beyond a budget of
+/// core-steps.
+static CoreEnds simulateSumma(const rt::TimingModel &timing,
+                              const GemmTiling &t, int64_t h, int64_t w,
+                              rt::DType dtype, int64_t multiply,
+                              const std::vector<int64_t> &starts) {
   int64_t n = h * w;
+  if (t.blocks > kCoreStepBudget / n)
+    return std::nullopt;
   // The row broadcast (A, along x) is 0, the column's (B, along y) 1.
   int64_t blocks[2] = {t.mt * t.kt, t.kt * t.nt};
   int64_t extents[2] = {w, h}, slots[2] = {t.aSlots, t.bSlots};
@@ -160,22 +212,6 @@ static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
   for (int k : {0, 1}) {
     copies[k] = slots[k] > 1 ? timing.kernelCycles(blocks[k], dtype) : 0;
     occupancies[k] = timing.occupancy(rt::TimingModel::words(blocks[k], dtype));
-  }
-  if (t.blocks > kCoreStepBudget / n) {
-    // The steady state of the schedule below. A step's broadcast starts at
-    // its owner once the owner is done with the step before, so the
-    // critical path rides the owners one hop a step and jumps across the
-    // axis where the ownership wraps: two crossings of each axis per lap
-    // of its extent, a hop (a message and its receive) each. At the corner
-    // the column's pass-on waits for the row's block to leave the ramp.
-    int64_t latencyA = messageCycles(timing, blocks[0], dtype, 1),
-            latencyB = messageCycles(timing, blocks[1], dtype, 1);
-    int64_t own = multiply + 2 * (receive + issue) + copies[0] + copies[1];
-    int64_t corner = std::max<int64_t>(0, occupancies[0] - receive - issue);
-    double chains = 2.0 * double(t.blocks) *
-                    (double(w - 1) / double(w) * double(latencyA + receive) +
-                     double(h - 1) / double(h) * double(latencyB + receive));
-    return t.blocks * (own + corner) + std::llround(chains);
   }
   // What a core does in a step, in program order.
   enum class Kind : uint8_t { Copy, Receive, Send, Multiply };
@@ -198,6 +234,8 @@ static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
     std::deque<int64_t> inbox[2][2];
   };
   std::vector<Core> cores(n);
+  for (int64_t c = 0; c < n && !starts.empty(); ++c)
+    cores[c].now = starts[c];
   auto plan = [&](int64_t c, int64_t step, std::vector<Action> &actions) {
     actions.clear();
     for (int k : {0, 1}) {
@@ -220,7 +258,7 @@ static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
     }
     actions.push_back({Kind::Multiply});
   };
-  ReadyCores ready(n);
+  ReadyCores ready(n, starts);
   while (!ready.empty()) {
     auto [popped, c] = ready.pop();
     Core &core = cores[c];
@@ -273,10 +311,7 @@ static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
       ++core.next;
     }
   }
-  int64_t last = 0;
-  for (const Core &core : cores)
-    last = std::max(last, core.now);
-  return last;
+  return endsOf(cores);
 }
 
 /// MeshGEMM's (or Cannon's) alignment and compute-shift steps evaluated
@@ -289,12 +324,12 @@ static int64_t simulateSumma(const rt::TimingModel &timing, const GemmTiling &t,
 /// a send waits for the core's earlier sends to leave, an arrival for the
 /// ones before it to come in (the B tile of a core already computing can
 /// hold up the A tile of one still aligning), and a receive for the send
-/// that last read its buffer.
-static std::optional<int64_t> simulateMeshGemm(const rt::TimingModel &timing,
-                                               const GemmTiling &t, int64_t h,
-                                               int64_t w, bool interleave,
-                                               rt::DType dtype,
-                                               int64_t multiply) {
+/// that last read its buffer. Each core starts at `starts` (none: 0).
+static CoreEnds simulateMeshGemm(const rt::TimingModel &timing,
+                                 const GemmTiling &t, int64_t h, int64_t w,
+                                 bool interleave, rt::DType dtype,
+                                 int64_t multiply,
+                                 const std::vector<int64_t> &starts) {
   int64_t n = h * w;
   int64_t rounds = std::max(h, w) - 1 + t.blocks - 1;
   if (rounds > kCoreStepBudget / n)
@@ -321,6 +356,8 @@ static std::optional<int64_t> simulateMeshGemm(const rt::TimingModel &timing,
     std::deque<int64_t> inbox[2];
   };
   std::vector<Core> cores(n);
+  for (int64_t c = 0; c < n && !starts.empty(); ++c)
+    cores[c].now = starts[c];
   // Core (x, y)'s step s: which operands it shifts, whether it multiplies.
   struct Step {
     bool shifts[2];
@@ -341,7 +378,7 @@ static std::optional<int64_t> simulateMeshGemm(const rt::TimingModel &timing,
     int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
     return (shiftsA ? y : 0) + (shiftsB ? x : 0) - both + t.blocks - 1;
   };
-  ReadyCores ready(n);
+  ReadyCores ready(n, starts);
   // Sends operand k of core c to the previous ring position; the receiver
   // reserves its ramp in the order of the sends.
   auto send = [&](int64_t c, int k) {
@@ -407,29 +444,41 @@ static std::optional<int64_t> simulateMeshGemm(const rt::TimingModel &timing,
     core.phase = 0;
     ready.push(core.now, c);
   }
-  int64_t last = 0;
-  for (const Core &core : cores)
-    last = std::max(last, core.now);
-  return last;
+  return endsOf(cores);
 }
 
-int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                    int64_t h, int64_t w, rt::DType dtype, int64_t multiply) {
-  return memoized(t, h, w, false, dtype, timing, /*kind=*/0, [&] {
-    return simulateSumma(timing, t, h, w, dtype, multiply);
-  });
+/// SUMMA's steady state, beyond the simulation's budget (within 0.2% of
+/// the simulation on square grids, 5% on non-square ones measured). A
+/// step's broadcast starts at its owner once the owner is done with the
+/// step before, so the critical path rides the owners one hop a step and
+/// jumps across the axis where the ownership wraps: two crossings of each
+/// axis per lap of its extent, a hop (a message and its receive) each. At
+/// the corner the column's pass-on waits for the row's block to leave the
+/// ramp.
+static int64_t summaSteadyState(const rt::TimingModel &timing,
+                                const GemmTiling &t, int64_t h, int64_t w,
+                                rt::DType dtype, int64_t multiply) {
+  int64_t blockA = t.mt * t.kt, blockB = t.kt * t.nt;
+  int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
+  int64_t copies = (t.aSlots > 1 ? timing.kernelCycles(blockA, dtype) : 0) +
+                   (t.bSlots > 1 ? timing.kernelCycles(blockB, dtype) : 0);
+  int64_t latencyA = messageCycles(timing, blockA, dtype, 1),
+          latencyB = messageCycles(timing, blockB, dtype, 1);
+  int64_t own = multiply + 2 * (receive + issue) + copies;
+  int64_t corner = std::max<int64_t>(
+      0, timing.occupancy(rt::TimingModel::words(blockA, dtype)) - receive -
+             issue);
+  double chains = 2.0 * double(t.blocks) *
+                  (double(w - 1) / double(w) * double(latencyA + receive) +
+                   double(h - 1) / double(h) * double(latencyB + receive));
+  return t.blocks * (own + corner) + std::llround(chains);
 }
 
-int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                       int64_t h, int64_t w, bool interleave, rt::DType dtype,
-                       int64_t multiply) {
-  int64_t simulated =
-      memoized(t, h, w, interleave, dtype, timing, /*kind=*/1, [&] {
-        return simulateMeshGemm(timing, t, h, w, interleave, dtype, multiply)
-            .value_or(-1);
-      });
-  if (simulated >= 0)
-    return simulated;
+/// MeshGEMM's closed form, beyond the simulation's budget.
+static int64_t meshGemmClosedForm(const rt::TimingModel &timing,
+                                  const GemmTiling &t, int64_t h, int64_t w,
+                                  bool interleave, rt::DType dtype,
+                                  int64_t multiply) {
   // Alignment: the last row shifts A H - 1 times and the last column B
   // W - 1 times, both together as long as both shift.
   bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
@@ -445,6 +494,58 @@ int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
   double computed = shiftSteps(timing, t, h, w, interleave, dtype, t.blocks - 1,
                                shiftsA, shiftsB, multiply);
   return std::llround(aligned + computed) + multiply;
+}
+
+void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
+                  rt::DType dtype, int64_t multiply, CoreClock &clock) {
+  int64_t h = clock.height(), w = clock.width();
+  advanceSchedule(
+      clock,
+      [&]() -> const CoreEnds & {
+        return memoized(t, h, w, false, dtype, timing, /*kind=*/0, [&] {
+          return simulateSumma(timing, t, h, w, dtype, multiply, {});
+        });
+      },
+      [&](const std::vector<int64_t> &starts) {
+        return simulateSumma(timing, t, h, w, dtype, multiply, starts);
+      },
+      [&] { return summaSteadyState(timing, t, h, w, dtype, multiply); });
+}
+
+void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
+                     bool interleave, rt::DType dtype, int64_t multiply,
+                     CoreClock &clock) {
+  int64_t h = clock.height(), w = clock.width();
+  advanceSchedule(
+      clock,
+      [&]() -> const CoreEnds & {
+        return memoized(t, h, w, interleave, dtype, timing, /*kind=*/1, [&] {
+          return simulateMeshGemm(timing, t, h, w, interleave, dtype, multiply,
+                                  {});
+        });
+      },
+      [&](const std::vector<int64_t> &starts) {
+        return simulateMeshGemm(timing, t, h, w, interleave, dtype, multiply,
+                                starts);
+      },
+      [&] {
+        return meshGemmClosedForm(timing, t, h, w, interleave, dtype, multiply);
+      });
+}
+
+int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
+                    int64_t h, int64_t w, rt::DType dtype, int64_t multiply) {
+  CoreClock clock(h, w);
+  advanceSumma(timing, t, dtype, multiply, clock);
+  return clock.latest();
+}
+
+int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
+                       int64_t h, int64_t w, bool interleave, rt::DType dtype,
+                       int64_t multiply) {
+  CoreClock clock(h, w);
+  advanceMeshGemm(timing, t, interleave, dtype, multiply, clock);
+  return clock.latest();
 }
 
 } // namespace wafer::cost

@@ -219,8 +219,12 @@ int64_t ProgramLowering::recordOp(Operation *op, StringRef kind,
   if (name.empty())
     name = (kind + Twine(opsInfo.size())).str();
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
-  auto costed = cast<mesh::CostedOpInterface>(op);
-  estimatedCycles.push_back(costed.estimateCycles(grid, timing, interleave));
+  // An op's estimate is how much later the last core is done with it than
+  // with the op before: the ops' estimates add up to the last core's time.
+  int64_t before = clock.latest();
+  cast<mesh::CostedOpInterface>(op).advanceClock(clock, grid, timing,
+                                                 interleave);
+  estimatedCycles.push_back(clock.latest() - before);
   return int64_t(opsInfo.size()) - 1;
 }
 

@@ -11,6 +11,7 @@
 #ifndef WAFER_PASSES_CONVERSION_PROGRAMLOWERING_H
 #define WAFER_PASSES_CONVERSION_PROGRAMLOWERING_H
 
+#include "wafer/CostModel/CostModel.h"
 #include "wafer/Passes/Passes.h"
 #include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/FabricPlacement.h"
@@ -18,9 +19,9 @@
 #include "wafer/Runtime/TimingModel.h"
 #include "wafer/Support/ChannelFamilies.h"
 #include "wafer/Support/CheckedMath.h"
-#include "wafer/Support/LocationName.h"
 #include "wafer/Support/KvCache.h"
 #include "wafer/Support/LocalTile.h"
+#include "wafer/Support/LocationName.h"
 #include "wafer/Support/MemoryPlan.h"
 
 #include "mlir/IR/Builders.h"
@@ -106,8 +107,8 @@ public:
   ProgramLowering(ModuleOp module, func::FuncOp main, mesh::GridAttr grid,
                   mesh::TargetAttr target)
       : module(module), main(main), grid(grid), target(target),
-        timing(target.getValue()), builder(module.getContext()),
-        h(grid.getHeight()), w(grid.getWidth()) {}
+        timing(target.getValue()), clock(grid.getHeight(), grid.getWidth()),
+        builder(module.getContext()), h(grid.getHeight()), w(grid.getWidth()) {}
 
   /// Lowers @main into a core.program inserted at the end of the module.
   LogicalResult run();
@@ -300,6 +301,8 @@ private:
   mesh::TargetAttr target;
   /// The prices of the ops' cycle estimates.
   rt::TimingModel timing;
+  /// When each core is done with the ops recorded so far, as estimated.
+  cost::CoreClock clock;
   OpBuilder builder;
   int64_t h, w;
   bool interleave = false;
@@ -311,7 +314,8 @@ private:
   llvm::StringMap<FlatSymbolRefAttr> channels;
   llvm::StringMap<int64_t> bufferSizes;
   SmallVector<Attribute> opsInfo;
-  /// The closed-form cycle estimate of each op in opsInfo.
+  /// The estimate of each op in opsInfo: how much later the last core is
+  /// done with it than with the op before.
   SmallVector<int64_t> estimatedCycles;
   /// Where every buffer lives (buffers of dead values are reused).
   MemoryPlan memory;

@@ -75,4 +75,69 @@ TEST(GemmSchedules, OneCoreMultipliesOnce) {
   EXPECT_EQ(summaCycles(timing, t, 1, 1, rt::DType::F32, 100), 100);
 }
 
+TEST(CoreClock, OpsWaitForTheCoresTheyNeed) {
+  // A 2 x 3 grid (h = 2 rows of w = 3), cores row-major.
+  CoreClock clock(2, 3);
+  clock.local(5);
+  EXPECT_EQ(clock.latest(), 5);
+  EXPECT_TRUE(clock.perCore().empty()) << "every core agrees: one time";
+  clock.set({1, 7, 3, 2, 2, 4});
+  EXPECT_EQ(clock.latest(), 7);
+  clock.local(10);
+  EXPECT_EQ(clock.perCore(), (std::vector<int64_t>{11, 17, 13, 12, 12, 14}));
+  // Along x: each grid row waits for its last core.
+  clock.lines(true, 1);
+  EXPECT_EQ(clock.perCore(), (std::vector<int64_t>{18, 18, 18, 15, 15, 15}));
+  clock.set({1, 7, 3, 2, 2, 4});
+  clock.lines(false, 1);
+  EXPECT_EQ(clock.perCore(), (std::vector<int64_t>{3, 8, 5, 3, 8, 5}));
+  clock.barrier(2);
+  EXPECT_EQ(clock.latest(), 10);
+  EXPECT_TRUE(clock.perCore().empty());
+  // Lines that all end together leave one time.
+  clock.set({1, 1, 1, 2, 2, 2});
+  clock.lines(false, 0);
+  EXPECT_TRUE(clock.perCore().empty());
+  EXPECT_EQ(clock.latest(), 2);
+  clock.local(INT64_MAX);
+  EXPECT_EQ(clock.latest(), INT64_MAX) << "saturates";
+}
+
+TEST(GemmSchedules, StartsFromTheClock) {
+  // MeshGEMM on a non-square grid, from a common start and from staggered
+  // starts. From a common start the last core ends the estimate later;
+  // staggered, the schedule is a function of the starts alone (starts
+  // shifted by a constant end shifted by it). A late core need not end the
+  // others later: its sends hold fewer of their ramps (e2e/modes.test
+  // compares whole models with the emulator).
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  GemmTiling t;
+  t.blocks = 15;
+  t.aSlots = 3;
+  t.bSlots = 5;
+  t.mt = t.kt = t.nt = 4;
+  int64_t multiply = timing.kernelCycles(64, rt::DType::F32);
+  CoreClock common(5, 3);
+  common.barrier(100);
+  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, common);
+  EXPECT_EQ(common.latest(), 100 + meshGemmCycles(timing, t, 5, 3, true,
+                                                  rt::DType::F32, multiply));
+  EXPECT_EQ(common.perCore().size(), 15u) << "the cores end apart";
+  std::vector<int64_t> staggered(15, 100);
+  staggered[7] = 150;
+  CoreClock late(5, 3);
+  late.set(staggered);
+  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, late);
+  ASSERT_EQ(late.perCore().size(), 15u);
+  EXPECT_NE(late.perCore(), common.perCore());
+  std::vector<int64_t> shifted(15, 0);
+  shifted[7] = 50;
+  CoreClock fromZero(5, 3);
+  fromZero.set(shifted);
+  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, fromZero);
+  ASSERT_EQ(fromZero.perCore().size(), 15u);
+  for (size_t c = 0; c < 15; ++c)
+    EXPECT_EQ(fromZero.perCore()[c] + 100, late.perCore()[c]) << c;
+}
+
 } // namespace

@@ -3,6 +3,7 @@
 
   /usr/bin/python3 tools/bench/analytic_mode.py [--out docs/bench]
       [--bin build/bin] [--grids 48x48,96x96,192x192,660x660]
+      [--prefill-grids 8x8,16x16,32x32,9x5,11x6,7x6,11x5,7x5]
 
 Exports the stories15m LLaMA decode graph and the tiny prefill graph
 (python/wafer/export_llama.py, zero weights: neither mode reads them),
@@ -75,7 +76,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(SRC, "docs", "bench"))
     ap.add_argument("--bin", default=os.path.join(SRC, "build", "bin"))
     ap.add_argument("--grids", default="48x48,96x96,192x192,660x660")
-    ap.add_argument("--prefill-grids", default="8x8,16x16,32x32")
+    ap.add_argument("--prefill-grids",
+                    default="8x8,16x16,32x32,9x5,11x6,7x6,11x5,7x5")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="wafer-analytic-") as work:
         rows = measure(work, os.path.join(args.bin, "wafer-run"),

@@ -172,6 +172,12 @@ int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                          dtype);
 }
 
+void GemvOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                          const rt::TimingModel &timing, bool interleave) {
+  clock.lines(getAllreduceUse(grid)->alongX,
+              estimateCycles(grid, timing, interleave));
+}
+
 std::vector<ScratchBuffer> GemvOp::getScratchBuffers(GridAttr grid) {
   std::vector<ScratchBuffer> scratch;
   addAllreduceScratch(*getAllreduceUse(grid), grid, scratch);
@@ -211,6 +217,12 @@ int64_t RmsNormOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                          dtype) +
          cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
                          shapeOf(getWeight())[0], 1, dtype);
+}
+
+void RmsNormOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                             const rt::TimingModel &timing, bool interleave) {
+  clock.lines(getAllreduceUse(grid)->alongX,
+              estimateCycles(grid, timing, interleave));
 }
 
 std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {

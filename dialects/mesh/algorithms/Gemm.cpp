@@ -80,37 +80,53 @@ std::vector<ScratchBuffer> GemmOp::getScratchBuffers(GridAttr grid) {
 
 int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                bool interleave) {
-  int64_t h = grid.getHeight(), w = grid.getWidth();
-  cost::GemmTiling t = getTiling(grid);
-  rt::DType dtype = dtypeOf(getResult());
-  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
-  int64_t multiply = kernel(t.mt * t.kt * t.nt);
-  int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
-  int64_t cycles = kernel(t.mt * t.nt);
-  switch (getAlgorithm()) {
-  case GemmAlgorithm::summa:
-    return cycles + cost::summaCycles(timing, t, h, w, dtype, multiply);
-  case GemmAlgorithm::allgather: {
+  if (getAlgorithm() == GemmAlgorithm::allgather) {
     // W - 1 (H - 1) shifts of whole chunks, each copied into the panel,
     // then every block pair multiplied.
+    cost::GemmTiling t = getTiling(grid);
+    rt::DType dtype = dtypeOf(getResult());
+    auto kernel = [&](int64_t work) {
+      return timing.kernelCycles(work, dtype);
+    };
+    int64_t aBlock = t.mt * t.kt, bBlock = t.kt * t.nt;
     int64_t aChunk = t.aSlots * aBlock, bChunk = t.bSlots * bBlock;
-    cycles += kernel(aChunk) + kernel(bChunk);
     auto gather = [&](int64_t chunk, int64_t n) {
       return cost::ringShiftCycles(timing, n - 1, chunk, dtype, n, interleave,
                                    0, 0, kernel(chunk));
     };
-    cycles += gather(aChunk, w) + gather(bChunk, h);
-    return cycles + t.blocks * (kernel(aBlock) + kernel(bBlock) + multiply);
+    return kernel(t.mt * t.nt) + kernel(aChunk) + kernel(bChunk) +
+           gather(aChunk, grid.getWidth()) + gather(bChunk, grid.getHeight()) +
+           t.blocks *
+               (kernel(aBlock) + kernel(bBlock) + kernel(t.mt * t.kt * t.nt));
   }
-  case GemmAlgorithm::meshgemm:
-  case GemmAlgorithm::cannon:
-    break;
+  // From a common start, the last core's end of the simulated schedule.
+  cost::CoreClock clock(grid.getHeight(), grid.getWidth());
+  advanceClock(clock, grid, timing, interleave);
+  return clock.latest();
+}
+
+void GemmOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                          const rt::TimingModel &timing, bool interleave) {
+  if (getAlgorithm() == GemmAlgorithm::allgather) {
+    clock.barrier(estimateCycles(grid, timing, interleave));
+    return;
   }
-  // Operands other ops read too are shifted as copies.
+  cost::GemmTiling t = getTiling(grid);
+  rt::DType dtype = dtypeOf(getResult());
+  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
+  int64_t multiply = kernel(t.mt * t.kt * t.nt);
+  // Each core zeroes its C tile first.
+  int64_t own = kernel(t.mt * t.nt);
+  if (getAlgorithm() == GemmAlgorithm::summa) {
+    clock.local(own);
+    cost::advanceSumma(timing, t, dtype, multiply, clock);
+    return;
+  }
+  // MeshGEMM and Cannon shift operands other ops read too as copies.
   if (!getLhs().hasOneUse())
-    cycles += kernel(localElements(getLhs(), grid));
+    own += kernel(localElements(getLhs(), grid));
   if (!getRhs().hasOneUse())
-    cycles += kernel(localElements(getRhs(), grid));
-  return cycles +
-         cost::meshGemmCycles(timing, t, h, w, interleave, dtype, multiply);
+    own += kernel(localElements(getRhs(), grid));
+  clock.local(own);
+  cost::advanceMeshGemm(timing, t, interleave, dtype, multiply, clock);
 }

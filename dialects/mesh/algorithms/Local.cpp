@@ -17,6 +17,11 @@ int64_t MapOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                              dtypeOf(getResult()));
 }
 
+void MapOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                         const rt::TimingModel &timing, bool interleave) {
+  clock.local(estimateCycles(grid, timing, interleave));
+}
+
 int64_t RopeOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                bool) {
   // Adjacent pairs: every pair is a row of two with its own factors.
@@ -25,4 +30,9 @@ int64_t RopeOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   int64_t heads = localElements(getInput(), grid) / (rowCount * dim);
   return cost::rowCycles(timing, rt::Opcode::Rope, rowCount, dim, heads, 1,
                          dtypeOf(getResult()));
+}
+
+void RopeOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                          const rt::TimingModel &timing, bool interleave) {
+  clock.local(estimateCycles(grid, timing, interleave));
 }

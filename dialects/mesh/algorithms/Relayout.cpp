@@ -61,3 +61,8 @@ int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                     interleave, 0, 0, 0);
   return cycles;
 }
+
+void RelayoutOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                              const rt::TimingModel &timing, bool interleave) {
+  clock.lines(alongX(), estimateCycles(grid, timing, interleave));
+}

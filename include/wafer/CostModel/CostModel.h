@@ -21,6 +21,41 @@
 namespace wafer::cost {
 
 //===----------------------------------------------------------------------===//
+// The analytic mode's clock (CoreClock.cpp)
+//===----------------------------------------------------------------------===//
+
+/// When each core of an h x w grid is done with the ops estimated so far.
+/// An op starts on a core when the core is done with the op before, as in
+/// the emulator, so cores that finish early begin the next op early (a
+/// GEMM's skewed steps leave them far apart). It holds one time while
+/// every core agrees, as beyond the GEMM simulation's budget, so a large
+/// grid costs O(1) per op.
+class CoreClock {
+public:
+  CoreClock(int64_t h, int64_t w) : h(h), w(w) {}
+  int64_t height() const { return h; }
+  int64_t width() const { return w; }
+  /// When the last core is done.
+  int64_t latest() const { return last; }
+  /// Core (x, y)'s time is perCore()[y * w + x]; empty while every core
+  /// is done at latest().
+  const std::vector<int64_t> &perCore() const { return times; }
+  /// Every core waits for the last one, then works `cycles`.
+  void barrier(int64_t cycles);
+  /// Every core works `cycles` from its own time.
+  void local(int64_t cycles);
+  /// The cores of each grid row (alongX) or column wait for the line's
+  /// last one, then work `cycles`: an allreduce or ring along that axis.
+  void lines(bool alongX, int64_t cycles);
+  /// Sets every core's time (h * w of them, row-major).
+  void set(std::vector<int64_t> perCoreTimes);
+
+private:
+  int64_t h, w, last = 0;
+  std::vector<int64_t> times;
+};
+
+//===----------------------------------------------------------------------===//
 // Prices (Prices.cpp)
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +146,15 @@ int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
 int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
                        int64_t h, int64_t w, bool interleave, rt::DType dtype,
                        int64_t multiply);
+
+/// The same schedules with each core starting at its time on `clock`,
+/// which they advance to each core's end. Beyond the simulation's budget
+/// the cores wait for the last one and take the closed form.
+void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
+                  rt::DType dtype, int64_t multiply, CoreClock &clock);
+void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
+                     bool interleave, rt::DType dtype, int64_t multiply,
+                     CoreClock &clock);
 
 } // namespace wafer::cost
 
