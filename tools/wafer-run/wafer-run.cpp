@@ -648,18 +648,20 @@ static void printReport(const rt::Program &program, const rt::RunStats &stats,
                                      .str());
 }
 
-/// The first option given that steers the emulator's run, which the
-/// analytic mode does not do; null when none is.
-static const char *emulatorOnlyOption() {
-  if (threadsOption.getNumOccurrences())
-    return "--threads";
-  if (maxCyclesOption.getNumOccurrences())
-    return "--max-cycles";
-  if (maxInstructionsOption.getNumOccurrences())
-    return "--max-instructions";
-  if (commitInTurnOption.getNumOccurrences())
-    return "--commit-in-turn";
-  return nullptr;
+/// The analytic mode's refusal of the first option given that steers the
+/// emulator's run, naming the modes that run it (`runningModes`, as the
+/// command has them); none when no such option is given.
+static std::optional<std::string> emulatorOnlyOption(StringRef runningModes) {
+  for (cl::Option *option :
+       std::initializer_list<cl::Option *>{&threadsOption, &maxCyclesOption,
+                                           &maxInstructionsOption,
+                                           &commitInTurnOption})
+    if (option->getNumOccurrences())
+      return ("--" + option->ArgStr + " applies to a mode that runs the " +
+              "program (" + runningModes +
+              "); the analytic mode only adds up estimates")
+          .str();
+  return std::nullopt;
 }
 
 /// A file option given as '' (a shell variable left empty) names no file;
@@ -719,10 +721,9 @@ static int run() {
   if (seedOption.getNumOccurrences() && initOption != "random")
     return fail("--seed applies to --init random, which is not given");
   if (*mode == rt::EmulatorMode::Analytic)
-    if (const char *option = emulatorOnlyOption())
-      return fail(Twine(option) +
-                  " applies to a mode that runs the program (functional or "
-                  "timing); the analytic mode only adds up estimates");
+    if (std::optional<std::string> refusal =
+            emulatorOnlyOption("functional or timing"))
+      return fail(*refusal);
   if (checkOption && layersOption.getNumOccurrences())
     return fail("--check compares the whole model with the host evaluator; "
                 "it does not combine with --layers");
@@ -945,10 +946,8 @@ static int bench() {
   options.emulator.mode = modeOption == "analytic" ? rt::EmulatorMode::Analytic
                                                    : rt::EmulatorMode::Timing;
   if (options.emulator.mode == rt::EmulatorMode::Analytic)
-    if (const char *option = emulatorOnlyOption())
-      return fail(Twine(option) +
-                  " applies to a mode that runs the program (timing); the "
-                  "analytic mode only adds up estimates");
+    if (std::optional<std::string> refusal = emulatorOnlyOption("timing"))
+      return fail(*refusal);
   options.emulator.threads = threadsOption;
   options.emulator.progress = !quietOption;
   options.emulator.maxCycles = maxCyclesOption;
