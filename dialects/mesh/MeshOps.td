@@ -370,7 +370,7 @@ def Mesh_KvHandoffOp : Mesh_Op<"kv_handoff", [Pure,
 }
 
 def Mesh_AttentionOp : Mesh_Op<"attention", [Pure,
-    DeclareOpInterfaceMethods<Mesh_CostedOpInterface>,
+    DeclareOpInterfaceMethods<Mesh_CostedOpInterface, ["advanceClock"]>,
     DeclareOpInterfaceMethods<Mesh_CommunicatingOpInterface,
                               ["getChannelFamilies", "getScratchBuffers",
                                "getAllreduceUse"]>]> {

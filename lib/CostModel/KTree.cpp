@@ -61,11 +61,12 @@ int64_t reduceChains(std::vector<int64_t> &ready,
 /// (y, x) order). A level's message sent before the chains below it on its
 /// way are done, from a member whose own groups are smaller (a half that
 /// is not a whole power of the group size), waits for them or holds them
-/// up. Each position sends once, so its own ramp is free.
+/// up. Each position sends once, so its own ramp is free. Position p
+/// starts at ready[p] (none: 0).
 int64_t reduceTree(int64_t n, int64_t root,
                    const std::vector<KTreeLevel> &levels,
                    const TimingModel &timing, int64_t words, int64_t add,
-                   int64_t hopsPerPosition) {
+                   int64_t hopsPerPosition, const std::vector<int64_t> *ready) {
   struct Position {
     /// The positions it receives from and adds, in program order, and
     /// how many it has.
@@ -81,6 +82,8 @@ int64_t reduceTree(int64_t n, int64_t root,
     std::optional<int64_t> arrival;
   };
   std::vector<Position> at(n);
+  for (int64_t i = 0; ready && i < n; ++i)
+    at[i].time = (*ready)[i];
   // Half position q is physical root - q (left) or root + 1 + q (right),
   // as in ktreeLevelPaths and the lowering (treeAllreduce).
   for (const KTreeLevel &level : levels)
@@ -160,9 +163,10 @@ int64_t reduceTree(int64_t n, int64_t root,
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
                              const Target &t, bool centered, bool interleaved,
-                             bool relayed, int64_t hopsPerPosition) {
+                             bool relayed, int64_t hopsPerPosition,
+                             std::vector<int64_t> *times) {
   if (n <= 1)
-    return 0;
+    return times ? (*times)[0] : 0;
   // The emulator's prices: a message's transfer, its two ramps and its
   // hops to the previous group member; the receive; the add.
   TimingModel timing(t);
@@ -181,19 +185,35 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
             words, std::abs(physical[p] - physical[p + step]));
       return cycles;
     };
-    std::vector<int64_t> ready(n, 0);
-    int64_t sum = reduceChains(ready, ktreeLevels(n, k), travel, timing, add);
-    return sum + travel(0, n - 1) + timing.receiveCycles();
+    // Ring position l is physical position physical[l].
+    std::vector<int64_t> own(n, 0);
+    for (int64_t l = 0; times && l < n; ++l)
+      own[l] = (*times)[physical[l]];
+    int64_t sum = reduceChains(own, ktreeLevels(n, k), travel, timing, add);
+    int64_t end = sum + travel(0, n - 1) + timing.receiveCycles();
+    if (times)
+      times->assign(n, end);
+    return end;
   }
   // Each half reduces towards the root's end over physical positions, the
   // right half's root hands its sum to the root, whose multicast reaches
   // the farther end: its links and ramps are free by then.
   int64_t root = ktreeRoot(n, centered);
   int64_t sum = reduceTree(n, root, rootedTreeLevels(n, root, k), timing, words,
-                           add, hopsPerPosition);
-  int64_t farthest = std::max(root, n - 1 - root);
-  return sum + timing.messageCycles(words, farthest * hopsPerPosition) +
-         timing.receiveCycles();
+                           add, hopsPerPosition, times);
+  // The multicast reaches each position after its hops from the root; the
+  // root is done once it has sent it.
+  auto received = [&](int64_t position) {
+    return sum +
+           timing.messageCycles(words,
+                                std::abs(position - root) * hopsPerPosition) +
+           timing.receiveCycles();
+  };
+  if (times) {
+    for (int64_t p = 0; p < n; ++p)
+      (*times)[p] = p == root ? sum + timing.sendIssueCycles() : received(p);
+  }
+  return received(root < n - 1 - root ? n - 1 : 0);
 }
 
 } // namespace wafer::cost

@@ -1,8 +1,11 @@
 //===- CostModelTest.cpp - The closed forms the planner chooses by --------===//
 #include "wafer/CostModel/CostModel.h"
+#include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/Target.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace wafer;
 using namespace wafer::cost;
@@ -38,6 +41,29 @@ TEST(KTree, PositionsTwoHopsApart) {
   EXPECT_EQ(far - near, 2 * t.hopCycles);
   EXPECT_GT(ktreeAllreduceCycles(64, 2, 32, 16, 4, t, true, false, false, 2),
             ktreeAllreduceCycles(64, 2, 32, 16, 4, t, true, false, false));
+}
+
+TEST(KTree, MembersStartAtTheirTimes) {
+  Target t = cantFail(rt::getPresetTarget("wse2"));
+  auto allreduce = [&](std::vector<int64_t> &times, bool centered) {
+    return ktreeAllreduceCycles(17, 3, 32, 16, 4, t, centered, false, false, 1,
+                                &times);
+  };
+  // From 0 everywhere: the common-start estimate, the farthest position
+  // the last to hold the sum, the root the first.
+  std::vector<int64_t> zero(17, 0);
+  int64_t common = allreduce(zero, true);
+  EXPECT_EQ(common, ktreeAllreduceCycles(17, 3, 32, 16, 4, t, true, false));
+  EXPECT_EQ(*std::max_element(zero.begin(), zero.end()), common);
+  EXPECT_LT(zero[rt::ktreeRoot(17, true)], common);
+  // Every member later by the same: every end so much later.
+  std::vector<int64_t> later(17, 100);
+  EXPECT_EQ(allreduce(later, true), common + 100);
+  // The pipeline's chain runs from the far end to position 0: a member
+  // late near the root holds up less than the last member late.
+  std::vector<int64_t> nearRoot(17, 0), farEnd(17, 0);
+  nearRoot[1] = farEnd[16] = 200;
+  EXPECT_LT(allreduce(nearRoot, false), allreduce(farEnd, false));
 }
 
 TEST(RingShift, OneCoreOnlyWorks) {

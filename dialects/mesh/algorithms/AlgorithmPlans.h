@@ -47,9 +47,25 @@ void addAllreduceScratch(const AllreduceUse &use, GridAttr grid,
 rt::DType dtypeOf(mlir::Value v);
 
 /// Cycles of message `message` of `use`'s allreduce (values of `dtype`).
+/// With `times` (one per position of the axis, in physical order): from
+/// position p's own value in at times[p], they become when each position
+/// holds the sum, and it returns the last. The K-tree's and the pipeline's
+/// chains start each member at its time (cost::ktreeAllreduceCycles); the
+/// ring and segmented trees start from the last and end together.
 int64_t allreduceCycles(const AllreduceUse &use, unsigned message,
                         GridAttr grid, const rt::TimingModel &timing,
-                        bool interleave, rt::DType dtype);
+                        bool interleave, rt::DType dtype,
+                        std::vector<int64_t> *times = nullptr);
+
+/// An op's cycles from a common start (its estimateCycles): the last
+/// core's time after advanceClock from every core at 0.
+template <typename Op>
+int64_t fromCommonStart(Op op, GridAttr grid, const rt::TimingModel &timing,
+                        bool interleave) {
+  cost::CoreClock clock(grid.getHeight(), grid.getWidth());
+  op.advanceClock(clock, grid, timing, interleave);
+  return clock.latest();
+}
 
 } // namespace wafer::mesh::plans
 

@@ -163,19 +163,29 @@ std::vector<ChannelFamily> GemvOp::getChannelFamilies(GridAttr grid,
 
 int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                bool interleave) {
-  // Zero the sums, the local GEMV, the allreduce.
-  rt::DType dtype = dtypeOf(getResult());
-  int64_t kt = localElements(getLhs(), grid),
-          nt = localElements(getResult(), grid);
-  return timing.kernelCycles(nt, dtype) + timing.kernelCycles(kt * nt, dtype) +
-         allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
-                         dtype);
+  return fromCommonStart(*this, grid, timing, interleave);
+}
+
+/// The allreduce of `use`'s first message along each grid line, its chains
+/// starting from when each core's value is in.
+static void advanceAllreduce(cost::CoreClock &clock, const AllreduceUse &use,
+                             GridAttr grid, const rt::TimingModel &timing,
+                             bool interleave, rt::DType dtype) {
+  clock.lines(use.alongX, [&](std::vector<int64_t> &times) {
+    allreduceCycles(use, 0, grid, timing, interleave, dtype, &times);
+  });
 }
 
 void GemvOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                           const rt::TimingModel &timing, bool interleave) {
-  clock.lines(getAllreduceUse(grid)->alongX,
-              estimateCycles(grid, timing, interleave));
+  // Zero the sums, the local GEMV, the allreduce.
+  rt::DType dtype = dtypeOf(getResult());
+  int64_t kt = localElements(getLhs(), grid),
+          nt = localElements(getResult(), grid);
+  clock.local(timing.kernelCycles(nt, dtype) +
+              timing.kernelCycles(kt * nt, dtype));
+  advanceAllreduce(clock, *getAllreduceUse(grid), grid, timing, interleave,
+                   dtype);
 }
 
 std::vector<ScratchBuffer> GemvOp::getScratchBuffers(GridAttr grid) {
@@ -207,22 +217,21 @@ std::vector<ChannelFamily> RmsNormOp::getChannelFamilies(GridAttr grid,
 
 int64_t RmsNormOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
                                   bool interleave) {
-  // Local sums of squares, their allreduce, the scaling.
-  rt::DType dtype = dtypeOf(getResult());
-  int64_t cols = localElements(getWeight(), grid);
-  int64_t rowCount = localElements(getInput(), grid) / cols;
-  return cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1,
-                         dtype) +
-         allreduceCycles(*getAllreduceUse(grid), 0, grid, timing, interleave,
-                         dtype) +
-         cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
-                         shapeOf(getWeight())[0], 1, dtype);
+  return fromCommonStart(*this, grid, timing, interleave);
 }
 
 void RmsNormOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                              const rt::TimingModel &timing, bool interleave) {
-  clock.lines(getAllreduceUse(grid)->alongX,
-              estimateCycles(grid, timing, interleave));
+  // Local sums of squares, their allreduce, the scaling.
+  rt::DType dtype = dtypeOf(getResult());
+  int64_t cols = localElements(getWeight(), grid);
+  int64_t rowCount = localElements(getInput(), grid) / cols;
+  clock.local(
+      cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1, dtype));
+  advanceAllreduce(clock, *getAllreduceUse(grid), grid, timing, interleave,
+                   dtype);
+  clock.local(cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
+                              shapeOf(getWeight())[0], 1, dtype));
 }
 
 std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {

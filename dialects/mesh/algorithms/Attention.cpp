@@ -195,3 +195,28 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
       rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1);
   return cycles;
 }
+
+void AttentionOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
+                               const rt::TimingModel &timing, bool interleave) {
+  int64_t cycles = estimateCycles(grid, timing, interleave);
+  std::optional<AxisSegments> segments =
+      isDecode() ? getLaneSegments(grid) : std::nullopt;
+  int64_t w = grid.getWidth();
+  // Decode over lane segments runs on the segments' columns, the first
+  // used() of the identity placement; the others go on to the next op.
+  if (!segments || interleave || segments->used() >= w) {
+    clock.barrier(cycles);
+    return;
+  }
+  std::vector<int64_t> times = clock.perCore();
+  if (times.empty())
+    times.assign(grid.getHeight() * w, clock.latest());
+  int64_t used = segments->used(), last = 0;
+  for (size_t c = 0; c < times.size(); ++c)
+    if (int64_t(c) % w < used)
+      last = std::max(last, times[c]);
+  for (size_t c = 0; c < times.size(); ++c)
+    if (int64_t(c) % w < used)
+      times[c] = last + cycles;
+  clock.set(std::move(times));
+}

@@ -9,6 +9,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace wafer;
 using namespace wafer::mesh;
@@ -22,13 +24,24 @@ rt::DType plans::dtypeOf(Value v) {
 
 int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
                                GridAttr grid, const rt::TimingModel &timing,
-                               bool interleave, rt::DType dtype) {
+                               bool interleave, rt::DType dtype,
+                               std::vector<int64_t> *times) {
   int64_t n = use.extent(message, grid);
   int64_t values = use.messageElements[message];
+  bool segmented = use.segmentsAlong(use.messageAlongX(message)).has_value();
+  AllreduceAttr allreduce = use.allreduce;
+  if (times && (n <= 1 || segmented ||
+                allreduce.getAlgorithm() == AllreduceAlgorithm::ring)) {
+    // From the last position's time, all ending together.
+    int64_t end =
+        *std::max_element(times->begin(), times->end()) +
+        allreduceCycles(use, message, grid, timing, interleave, dtype);
+    std::fill(times->begin(), times->end(), end);
+    return end;
+  }
   if (n <= 1)
     return 0;
   int64_t combine = timing.kernelCycles(values, dtype);
-  AllreduceAttr allreduce = use.allreduce;
   if (allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
     // A copy of the sum, then n - 1 steps that pass it on and add.
     return timing.kernelCycles(values, dtype) +
@@ -41,5 +54,5 @@ int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
       interleave, use.relayed,
       // A segment's tree runs over logical positions, two columns apart
       // under INTERLEAVE.
-      use.segmentsAlong(use.messageAlongX(message)) && interleave ? 2 : 1);
+      segmented && interleave ? 2 : 1, times);
 }

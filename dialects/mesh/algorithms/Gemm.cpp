@@ -99,10 +99,7 @@ int64_t GemmOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
            t.blocks *
                (kernel(aBlock) + kernel(bBlock) + kernel(t.mt * t.kt * t.nt));
   }
-  // From a common start, the last core's end of the simulated schedule.
-  cost::CoreClock clock(grid.getHeight(), grid.getWidth());
-  advanceClock(clock, grid, timing, interleave);
-  return clock.latest();
+  return fromCommonStart(*this, grid, timing, interleave);
 }
 
 void GemmOp::advanceClock(cost::CoreClock &clock, GridAttr grid,

@@ -16,6 +16,7 @@
 #include "wafer/Runtime/TimingModel.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace wafer::cost {
@@ -47,6 +48,10 @@ public:
   /// The cores of each grid row (alongX) or column wait for the line's
   /// last one, then work `cycles`: an allreduce or ring along that axis.
   void lines(bool alongX, int64_t cycles);
+  /// The cores of each grid row (alongX) or column run `op`, which turns
+  /// their times (in order along the line) into their ends.
+  void lines(bool alongX,
+             const std::function<void(std::vector<int64_t> &)> &op);
   /// Sets every core's time (h * w of them, row-major).
   void set(std::vector<int64_t> perCoreTimes);
 
@@ -115,12 +120,17 @@ int64_t ringShiftCycles(const rt::TimingModel &timing, int64_t steps,
 /// emulator (Network::inject), taking them in the order they are sent
 /// (then by position); relayed, it ignores contention. Positions
 /// `hopsPerPosition` hops apart (not relayed): a tree over every other
-/// column, as a lane segment's under INTERLEAVE is.
+/// column, as a lane segment's under INTERLEAVE is. With `times` (n of
+/// them, in physical order), position p's own value is in at times[p], not
+/// at 0; they become when each position holds the sum (the root once it
+/// has sent the broadcast, the others when it has reached them; relayed,
+/// all when it reaches the last), and it returns the last of them.
 int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t words, double macsPerCycle,
                              const rt::Target &target, bool centered,
                              bool interleaved, bool relayed = false,
-                             int64_t hopsPerPosition = 1);
+                             int64_t hopsPerPosition = 1,
+                             std::vector<int64_t> *times = nullptr);
 
 //===----------------------------------------------------------------------===//
 // GEMM schedules (GemmSchedules.cpp)
