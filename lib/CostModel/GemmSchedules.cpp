@@ -533,19 +533,4 @@ void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
       });
 }
 
-int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                    int64_t h, int64_t w, rt::DType dtype, int64_t multiply) {
-  CoreClock clock(h, w);
-  advanceSumma(timing, t, dtype, multiply, clock);
-  return clock.latest();
-}
-
-int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                       int64_t h, int64_t w, bool interleave, rt::DType dtype,
-                       int64_t multiply) {
-  CoreClock clock(h, w);
-  advanceMeshGemm(timing, t, interleave, dtype, multiply, clock);
-  return clock.latest();
-}
-
 } // namespace wafer::cost

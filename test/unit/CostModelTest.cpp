@@ -97,8 +97,11 @@ TEST(GemmSchedules, OneCoreMultipliesOnce) {
   rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
   GemmTiling t;
   t.mt = t.kt = t.nt = 8;
-  EXPECT_EQ(meshGemmCycles(timing, t, 1, 1, true, rt::DType::F32, 100), 100);
-  EXPECT_EQ(summaCycles(timing, t, 1, 1, rt::DType::F32, 100), 100);
+  CoreClock mesh(1, 1), summa(1, 1);
+  advanceMeshGemm(timing, t, true, rt::DType::F32, 100, mesh);
+  advanceSumma(timing, t, rt::DType::F32, 100, summa);
+  EXPECT_EQ(mesh.latest(), 100);
+  EXPECT_EQ(summa.latest(), 100);
 }
 
 TEST(CoreClock, OpsWaitForTheCoresTheyNeed) {
@@ -143,11 +146,11 @@ TEST(GemmSchedules, StartsFromTheClock) {
   t.bSlots = 5;
   t.mt = t.kt = t.nt = 4;
   int64_t multiply = timing.kernelCycles(64, rt::DType::F32);
-  CoreClock common(5, 3);
+  CoreClock zero(5, 3), common(5, 3);
+  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, zero);
   common.barrier(100);
   advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, common);
-  EXPECT_EQ(common.latest(), 100 + meshGemmCycles(timing, t, 5, 3, true,
-                                                  rt::DType::F32, multiply));
+  EXPECT_EQ(common.latest(), 100 + zero.latest());
   EXPECT_EQ(common.perCore().size(), 15u) << "the cores end apart";
   std::vector<int64_t> staggered(15, 100);
   staggered[7] = 150;

@@ -144,22 +144,13 @@ struct GemmTiling {
   int64_t mt = 0, kt = 0, nt = 0;
 };
 
-/// SUMMA's steps on an h x w grid, each core multiplying for `multiply`
-/// cycles a step: the schedule simulated core by core as the lowered
-/// program runs, or its steady state beyond a budget of core-steps.
-int64_t summaCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                    int64_t h, int64_t w, rt::DType dtype, int64_t multiply);
-
+/// SUMMA's steps, each core multiplying for `multiply` cycles a step, and
 /// MeshGEMM's (or Cannon's, without INTERLEAVE) alignment and
-/// compute-shift steps on an h x w grid and the last multiply: simulated
-/// core by core, or in closed form beyond a budget of core-steps.
-int64_t meshGemmCycles(const rt::TimingModel &timing, const GemmTiling &t,
-                       int64_t h, int64_t w, bool interleave, rt::DType dtype,
-                       int64_t multiply);
-
-/// The same schedules with each core starting at its time on `clock`,
-/// which they advance to each core's end. Beyond the simulation's budget
-/// the cores wait for the last one and take the closed form.
+/// compute-shift steps and the last multiply, on the clock's grid: each
+/// core starts at its time on `clock`, which they advance to each core's
+/// end. Simulated core by core as the lowered programs run; beyond a
+/// budget of core-steps every core waits for the last one and takes the
+/// closed form (SUMMA's steady state, MeshGEMM's rings).
 void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
                   rt::DType dtype, int64_t multiply, CoreClock &clock);
 void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
