@@ -152,18 +152,19 @@ TEST(GemmSchedules, StartsFromTheClock) {
   advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, common);
   EXPECT_EQ(common.latest(), 100 + zero.latest());
   EXPECT_EQ(common.perCore().size(), 15u) << "the cores end apart";
-  std::vector<int64_t> staggered(15, 100);
-  staggered[7] = 150;
-  CoreClock late(5, 3);
-  late.set(staggered);
-  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, late);
+  // The GEMM from every core at `base`, core 7 at `base + 50`.
+  auto fromStaggered = [&](int64_t base) {
+    std::vector<int64_t> starts(15, base);
+    starts[7] = base + 50;
+    CoreClock clock(5, 3);
+    clock.set(starts);
+    advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, clock);
+    return clock;
+  };
+  CoreClock late = fromStaggered(100);
   ASSERT_EQ(late.perCore().size(), 15u);
   EXPECT_NE(late.perCore(), common.perCore());
-  std::vector<int64_t> shifted(15, 0);
-  shifted[7] = 50;
-  CoreClock fromZero(5, 3);
-  fromZero.set(shifted);
-  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, fromZero);
+  CoreClock fromZero = fromStaggered(0);
   ASSERT_EQ(fromZero.perCore().size(), 15u);
   for (size_t c = 0; c < 15; ++c)
     EXPECT_EQ(fromZero.perCore()[c] + 100, late.perCore()[c]) << c;
