@@ -36,6 +36,20 @@ rt::Opcode combineOpcode(core::ElementwiseKind kind) {
   llvm_unreachable("unknown elementwise kind");
 }
 
+/// The attribute's values as floats: f32 as stored, other element types
+/// converted one by one (an APFloat each, ten times slower).
+static std::vector<float> floatValues(DenseElementsAttr attr) {
+  if (attr.getElementType().isF32()) {
+    auto values = attr.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  std::vector<float> values;
+  values.reserve(attr.getNumElements());
+  for (APFloat v : attr.getValues<APFloat>())
+    values.push_back(v.convertToFloat());
+  return values;
+}
+
 class ProgramEmitter {
 public:
   ProgramEmitter(core::ProgramOp program, bool loadWeights)
@@ -130,11 +144,11 @@ public:
         if (auto ids = input.getGatherIds())
           tensor.gatherIds = ids->str();
         tensor.data = std::move(weight->values);
-      } else if (auto value = input.getValue()) {
-        std::vector<float> values;
-        for (APFloat v : cast<DenseElementsAttr>(*value).getValues<APFloat>())
-          values.push_back(v.convertToFloat());
-        tensor.data = std::move(values);
+      } else if (auto value = input.getValue(); value && loadWeights) {
+        // Without weights the constants stay out too: the modes that run
+        // such a program read no element data, and a 4096-token prefill's
+        // RoPE tables are 128 copies of 2 MB.
+        tensor.data = floatValues(cast<DenseElementsAttr>(*value));
       }
       result.inputs.push_back(std::move(tensor));
     }
