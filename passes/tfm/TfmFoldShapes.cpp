@@ -13,6 +13,54 @@ using namespace wafer;
 
 namespace {
 
+/// The constants of a sweep, each converted to a tensor only when a fold
+/// reads it: most are read by none. Fills and reshapes need no tensor,
+/// which matters for a 4096-token prefill's causal mask (2^24 values).
+struct FoldedConstants {
+  llvm::DenseMap<Value, ElementsAttr> values;
+
+  /// The op's value when its operands are constants (shapes need only a
+  /// static input), or null.
+  ElementsAttr fold(Operation &op) {
+    if (auto reshape = dyn_cast<tfm::ReshapeOp>(op))
+      if (auto dense = dyn_cast_or_null<DenseElementsAttr>(
+              values.lookup(reshape.getInput())))
+        return dense.reshape(reshape.getType());
+    if (auto fill = dyn_cast<tfm::ConstantOfShapeOp>(op))
+      if (fill.getValue().getType() == fill.getType().getElementType())
+        return DenseElementsAttr::get(fill.getType(), fill.getValue());
+    SmallVector<const eval::Tensor *> operands;
+    if (!isa<tfm::ShapeOp>(op)) {
+      for (Value operand : op.getOperands()) {
+        ElementsAttr value = values.lookup(operand);
+        if (!value)
+          return {};
+        operands.push_back(&tensorOf(value));
+      }
+    } else {
+      operands.push_back(nullptr);
+    }
+    FailureOr<eval::Tensor> value = eval::evaluateOp(&op, operands);
+    if (failed(value))
+      return {};
+    ElementsAttr attr = eval::attrFromTensor(
+        *value, cast<RankedTensorType>(op.getResult(0).getType()));
+    tensors.try_emplace(attr, std::move(*value));
+    return attr;
+  }
+
+private:
+  const eval::Tensor &tensorOf(ElementsAttr value) {
+    auto it = tensors.find(value);
+    if (it == tensors.end())
+      it = tensors.try_emplace(value, eval::tensorFromAttr(value)).first;
+    return it->second;
+  }
+
+  /// The conversions done, by attribute (uniqued: layers repeat them).
+  llvm::DenseMap<Attribute, eval::Tensor> tensors;
+};
+
 struct TfmFoldShapesPass
     : public wafer::impl::TfmFoldShapesBase<TfmFoldShapesPass> {
   using TfmFoldShapesBase::TfmFoldShapesBase;
@@ -27,7 +75,7 @@ struct TfmFoldShapesPass
     if (func.getBody().empty())
       return;
     Block &body = func.getBody().front();
-    llvm::DenseMap<Value, eval::Tensor> constants;
+    FoldedConstants constants;
     OpBuilder builder(func.getContext());
     // Ops are in dependence order, so one forward sweep folds whole chains.
     for (Operation &op : llvm::make_early_inc_range(body)) {
@@ -41,19 +89,18 @@ struct TfmFoldShapesPass
       bool small = count && *count <= maxElements;
       if (auto constant = dyn_cast<tfm::ConstantOp>(op)) {
         if (small)
-          constants[result] = eval::tensorFromAttr(constant.getValue());
+          constants.values[result] = constant.getValue();
         continue;
       }
       if (dropIfIdentity(op) || !small)
         continue;
-      std::optional<eval::Tensor> value = fold(op, constants);
+      ElementsAttr value = constants.fold(op);
       if (!value)
         continue;
       builder.setInsertionPoint(&op);
-      auto constant = builder.create<tfm::ConstantOp>(
-          op.getLoc(), eval::attrFromTensor(*value, type));
+      auto constant = builder.create<tfm::ConstantOp>(op.getLoc(), value);
       result.replaceAllUsesWith(constant.getResult());
-      constants[constant.getResult()] = std::move(*value);
+      constants.values[constant.getResult()] = value;
       op.erase();
     }
     // Shape computations whose only consumers were folded are now dead.
@@ -71,27 +118,6 @@ struct TfmFoldShapesPass
     op.getResult(0).replaceAllUsesWith(op.getOperand(0));
     op.erase();
     return true;
-  }
-
-  /// The op's value when its operands are constants (shapes need only a
-  /// static input).
-  static std::optional<eval::Tensor>
-  fold(Operation &op, const llvm::DenseMap<Value, eval::Tensor> &constants) {
-    SmallVector<const eval::Tensor *> operands;
-    if (!isa<tfm::ShapeOp>(op)) {
-      for (Value operand : op.getOperands()) {
-        auto it = constants.find(operand);
-        if (it == constants.end())
-          return std::nullopt;
-        operands.push_back(&it->second);
-      }
-    } else {
-      operands.push_back(nullptr);
-    }
-    FailureOr<eval::Tensor> value = eval::evaluateOp(&op, operands);
-    if (failed(value))
-      return std::nullopt;
-    return std::move(*value);
   }
 };
 
