@@ -148,6 +148,11 @@ SmallVector<Value> linearCone(Value root, int maxOps) {
   return candidates;
 }
 
+/// A rotation's tables, each element's cos and sin.
+struct Tables {
+  eval::Tensor cos, sin;
+};
+
 /// Collapses the dimensions (all but the last) along which both tables are
 /// constant, then drops leading unit dimensions down to rank 2.
 void collapseBroadcast(eval::Tensor &cos, eval::Tensor &sin) {
@@ -179,7 +184,7 @@ void collapseBroadcast(eval::Tensor &cos, eval::Tensor &sin) {
 
 /// The pair checks of a rotation's tables (both members of a pair share
 /// the angle, cos^2 + sin^2 = 1).
-bool isRotationTable(const raise::Rotation &r,
+bool isRotationTable(const Tables &r,
                      llvm::function_ref<int64_t(int64_t)> partner) {
   int64_t w = r.cos.shape.back();
   for (int64_t e = 0; e < r.cos.size(); ++e) {
@@ -196,10 +201,9 @@ bool isRotationTable(const raise::Rotation &r,
 
 /// The rotation the linear map `f` is, pairing the last axis (width `w`)
 /// by halves or by adjacent elements.
-std::optional<raise::Rotation>
-rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
-               f,
-           ArrayRef<int64_t> shape, bool interleaved) {
+std::optional<Tables> rotationOf(
+    llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)> f,
+    ArrayRef<int64_t> shape, bool interleaved) {
   int64_t w = shape.back(), half = w / 2;
   auto leads = [&](int64_t i) { return interleaved ? i % 2 == 0 : i < half; };
   auto partner = [&](int64_t i) {
@@ -214,9 +218,8 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
   std::optional<eval::Tensor> a = f(leading), b = f(trailing);
   if (!a || !b || a->shape != leading.shape || b->shape != leading.shape)
     return std::nullopt;
-  raise::Rotation r;
+  Tables r;
   r.cos = r.sin = leading;
-  r.interleaved = interleaved;
   for (int64_t e = 0; e < leading.size(); ++e) {
     bool lead = leads(e % w);
     r.cos.data[e] = (lead ? a : b)->data[e];
@@ -245,6 +248,21 @@ rotationOf(llvm::function_ref<std::optional<eval::Tensor>(const eval::Tensor &)>
       return std::nullopt;
   }
   return r;
+}
+
+/// The tables as tfm.rope's constants, broadcast dimensions collapsed.
+raise::RotationTables finish(Tables tables, MLIRContext *context) {
+  collapseBroadcast(tables.cos, tables.sin);
+  auto attr = [&](const eval::Tensor &t) {
+    return eval::attrFromTensor(
+        t, RankedTensorType::get(t.shape, Float32Type::get(context)));
+  };
+  return {attr(tables.cos), attr(tables.sin)};
+}
+
+/// The attribute of a tfm.constant (the caller checked it is one).
+Attribute constantAttr(Value v) {
+  return v.getDefiningOp<tfm::ConstantOp>().getValue();
 }
 
 /// `v` = slice(x) over [lo, hi) of the last axis, whole along the others.
@@ -284,7 +302,8 @@ std::optional<eval::Tensor> broadcastTable(Value v, ArrayRef<int64_t> shape) {
 /// probed: the probe evaluates the subgraph on whole tensors, too slow for
 /// long prompts (a 4096-token LLaMA3-8B query is 2^24 values), while the
 /// tables here are checked at their own, broadcast size.
-std::optional<raise::Rotation> rotateHalfOf(Value root) {
+std::optional<raise::Rotation> rotateHalfOf(Value root,
+                                            raise::RotationCache &cache) {
   auto add = root.getDefiningOp<tfm::AddOp>();
   if (!add)
     return std::nullopt;
@@ -318,30 +337,39 @@ std::optional<raise::Rotation> rotateHalfOf(Value root) {
     if (!neg || !isLastAxisSlice(neg.getInput(), x, half, w) ||
         !isLastAxisSlice(concat.getInputs()[1], x, 0, half))
       continue;
-    std::optional<eval::Tensor> cos = broadcastTable(cosTerm->second, shape);
-    std::optional<eval::Tensor> sin = broadcastTable(sinTerm->second, shape);
-    if (!cos || !sin || cos->shape != sin->shape)
-      continue;
-    raise::Rotation r{x, std::move(*cos), std::move(*sin), false};
-    if (!isRotationTable(r, [&](int64_t i) {
-          return i < half ? i + half : i - half;
-        }))
-      continue;
-    return r;
+    auto checked = [&]() -> std::optional<raise::RotationTables> {
+      std::optional<eval::Tensor> cos = broadcastTable(cosTerm->second, shape);
+      std::optional<eval::Tensor> sin = broadcastTable(sinTerm->second, shape);
+      if (!cos || !sin || cos->shape != sin->shape)
+        return std::nullopt;
+      Tables tables{std::move(*cos), std::move(*sin)};
+      if (!isRotationTable(tables, [&](int64_t i) {
+            return i < half ? i + half : i - half;
+          }))
+        return std::nullopt;
+      return finish(std::move(tables), root.getContext());
+    };
+    auto key = std::make_tuple(constantAttr(cosTerm->second),
+                               constantAttr(sinTerm->second), root.getType());
+    auto [it, inserted] = cache.rotateHalf.try_emplace(key);
+    if (inserted)
+      it->second = checked();
+    if (it->second)
+      return raise::Rotation{x, *it->second, false};
   }
   return std::nullopt;
 }
 
 } // namespace
 
-std::optional<raise::Rotation> raise::matchRotation(Value root, int maxOps) {
+std::optional<raise::Rotation>
+raise::matchRotation(Value root, RotationCache &cache, int maxOps) {
   auto type = dyn_cast<RankedTensorType>(root.getType());
   if (!type || !type.getElementType().isF32() || type.getRank() == 0 ||
       !type.hasStaticShape() || type.getShape().back() < 2 ||
       type.getShape().back() % 2 != 0)
     return std::nullopt;
-  if (std::optional<raise::Rotation> r = rotateHalfOf(root)) {
-    collapseBroadcast(r->cos, r->sin);
+  if (std::optional<raise::Rotation> r = rotateHalfOf(root, cache)) {
     LLVM_DEBUG(llvm::dbgs() << "rotate-half by its ops at " << root.getLoc()
                             << "\n");
     return r;
@@ -354,14 +382,13 @@ std::optional<raise::Rotation> raise::matchRotation(Value root, int maxOps) {
       return probe(root, x, in, maxOps, /*arithmetic=*/true);
     };
     for (bool interleaved : {false, true})
-      if (std::optional<raise::Rotation> r = rotationOf(f, type.getShape(),
-                                                 interleaved)) {
-        r->input = x;
-        collapseBroadcast(r->cos, r->sin);
+      if (std::optional<Tables> tables =
+              rotationOf(f, type.getShape(), interleaved)) {
         LLVM_DEBUG(llvm::dbgs() << "rotation (" << (interleaved ? "adjacent"
                                                                 : "half")
                                 << " pairs) at " << root.getLoc() << "\n");
-        return r;
+        return raise::Rotation{x, finish(std::move(*tables), root.getContext()),
+                               interleaved};
       }
   }
   return std::nullopt;

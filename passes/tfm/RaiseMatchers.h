@@ -10,7 +10,9 @@
 
 #include "wafer/Eval/Kernels.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 
@@ -44,13 +46,28 @@ std::optional<eval::Tensor> indexProbe(llvm::ArrayRef<int64_t> shape);
 /// every value met on the way (v first).
 llvm::SmallVector<mlir::Value> dataMovementChain(mlir::Value v);
 
-/// A rotary embedding found by matchRotation: `root` = tfm.rope(input,
-/// cos, sin) with the tables in tfm.rope's full-width form, broadcast
+/// A rotation's tables in tfm.rope's full-width form (f32), broadcast
 /// dimensions collapsed.
+struct RotationTables {
+  mlir::DenseElementsAttr cos, sin;
+};
+
+/// A rotary embedding found by matchRotation: `root` = tfm.rope(input,
+/// cos, sin).
 struct Rotation {
   mlir::Value input;
-  eval::Tensor cos, sin;
+  RotationTables tables;
   bool interleaved = false;
+};
+
+/// What matchRotation found for rotate-half tables, by their constants and
+/// the rotated type (none: not a rotation). A model's layers share their
+/// tables, and checking them is most of raising a long prompt's RoPE (2^19
+/// values per table at 4096 tokens).
+struct RotationCache {
+  llvm::DenseMap<std::tuple<mlir::Attribute, mlir::Attribute, mlir::Type>,
+                 std::optional<RotationTables>>
+      rotateHalf;
 };
 
 /// Whether `root` is a rotary embedding of one value: computed from that
@@ -63,7 +80,8 @@ struct Rotation {
 /// the subgraph on whole tensors. PyTorch's export of LLaMA's rotate-half
 /// (`x * cos + cat(-x[.., D/2:], x[.., :D/2]) * sin`, constant tables) is
 /// recognised by its ops first, at any size.
-std::optional<Rotation> matchRotation(mlir::Value root, int maxOps = 64);
+std::optional<Rotation> matchRotation(mlir::Value root, RotationCache &cache,
+                                      int maxOps = 64);
 
 } // namespace wafer::raise
 

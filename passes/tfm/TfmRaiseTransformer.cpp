@@ -231,23 +231,29 @@ LogicalResult raiseSilu(tfm::MulOp mul, PatternRewriter &b) {
 /// Split, `cat([a*c - b*s, b*c + a*s])`, adjacent pairs by reshape to
 /// [.., D/2, 2] with gathers, splits or slices and stack or
 /// unsqueeze+concat. The anchors are the ops such a subgraph ends in.
-template <typename OpTy>
-LogicalResult raiseRope(OpTy anchor, PatternRewriter &b) {
-  std::optional<Rotation> rotation = matchRotation(anchor->getResult(0));
-  if (!rotation)
-    return failure();
-  auto table = [&](const eval::Tensor &t) -> Value {
-    auto type = RankedTensorType::get(t.shape, b.getF32Type());
-    return b.create<tfm::ConstantOp>(anchor.getLoc(),
-                                     eval::attrFromTensor(t, type));
-  };
-  auto rope = b.create<tfm::RopeOp>(anchor.getLoc(), anchor.getType(),
-                                    rotation->input, table(rotation->cos),
-                                    table(rotation->sin));
-  if (rotation->interleaved)
-    rope.setInterleaved(true);
-  return raised(b, anchor, rope);
-}
+template <typename OpTy> struct RaiseRopePattern : OpRewritePattern<OpTy> {
+  explicit RaiseRopePattern(MLIRContext *context)
+      : OpRewritePattern<OpTy>(context) {
+    this->setDebugName("rope");
+  }
+  LogicalResult matchAndRewrite(OpTy anchor,
+                                PatternRewriter &b) const override {
+    std::optional<Rotation> rotation =
+        matchRotation(anchor->getResult(0), rotations);
+    if (!rotation)
+      return failure();
+    auto table = [&](DenseElementsAttr values) -> Value {
+      return b.create<tfm::ConstantOp>(anchor.getLoc(), values);
+    };
+    auto rope = b.create<tfm::RopeOp>(
+        anchor.getLoc(), anchor.getType(), rotation->input,
+        table(rotation->tables.cos), table(rotation->tables.sin));
+    if (rotation->interleaved)
+      rope.setInterleaved(true);
+    return raised(b, anchor, rope);
+  }
+  mutable RotationCache rotations;
+};
 
 //===--------------------------------------------------------------------===//
 // attention: softmax(q k^T * scale + causal mask) v with grouped KV heads
@@ -589,12 +595,8 @@ void wafer::populateTfmRaiseTransformerPatterns(RewritePatternSet &patterns) {
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseRmsNorm, "rms_norm");
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSwiglu, "swiglu");
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSilu, "silu");
-  patterns.add<RaisePattern<tfm::AddOp>>(context, raiseRope<tfm::AddOp>,
-                                         "rope");
-  patterns.add<RaisePattern<tfm::SubOp>>(context, raiseRope<tfm::SubOp>,
-                                         "rope");
-  patterns.add<RaisePattern<tfm::ConcatOp>>(context,
-                                            raiseRope<tfm::ConcatOp>, "rope");
-  patterns.add<RaisePattern<tfm::ReshapeOp>>(context,
-                                             raiseRope<tfm::ReshapeOp>, "rope");
+  patterns
+      .add<RaiseRopePattern<tfm::AddOp>, RaiseRopePattern<tfm::SubOp>,
+           RaiseRopePattern<tfm::ConcatOp>, RaiseRopePattern<tfm::ReshapeOp>>(
+          context);
 }
