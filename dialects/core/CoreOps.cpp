@@ -24,32 +24,34 @@ static ProgramOp getProgram(Operation *op) {
 }
 
 /// The buffer `ref` names in op's program, or an error on op.
-static FailureOr<BufferOp> lookupBuffer(Operation *op,
-                                        FlatSymbolRefAttr ref) {
+static FailureOr<BufferOp> lookupBuffer(Operation *op, FlatSymbolRefAttr ref,
+                                        SymbolTableCollection &symbols) {
   ProgramOp program = getProgram(op);
   if (!program)
     return op->emitOpError("must be inside a core.program");
-  auto buffer = SymbolTable::lookupNearestSymbolFrom<BufferOp>(program, ref);
+  auto buffer = symbols.lookupSymbolIn<BufferOp>(program, ref);
   if (!buffer)
     return op->emitOpError("names unknown buffer ") << ref;
   return buffer;
 }
 
-static LogicalResult lookupChannel(Operation *op, FlatSymbolRefAttr ref) {
+static LogicalResult lookupChannel(Operation *op, FlatSymbolRefAttr ref,
+                                   SymbolTableCollection &symbols) {
   ProgramOp program = getProgram(op);
   if (!program)
     return op->emitOpError("must be inside a core.program");
-  if (!SymbolTable::lookupNearestSymbolFrom<ChannelOp>(program, ref))
+  if (!symbols.lookupSymbolIn<ChannelOp>(program, ref))
     return op->emitOpError("names unknown channel ") << ref;
   return success();
 }
 
 /// Looks up every buffer in `refs`; fills `sizes` with their element counts.
-static LogicalResult
-lookupBuffers(Operation *op, ArrayRef<FlatSymbolRefAttr> refs,
-              SmallVectorImpl<int64_t> &sizes) {
+static LogicalResult lookupBuffers(Operation *op,
+                                   ArrayRef<FlatSymbolRefAttr> refs,
+                                   SmallVectorImpl<int64_t> &sizes,
+                                   SymbolTableCollection &symbols) {
   for (FlatSymbolRefAttr ref : refs) {
-    FailureOr<BufferOp> buffer = lookupBuffer(op, ref);
+    FailureOr<BufferOp> buffer = lookupBuffer(op, ref, symbols);
     if (failed(buffer))
       return failure();
     sizes.push_back(buffer->getElements());
@@ -179,8 +181,8 @@ LogicalResult RouteOp::verify() {
 
 /// Checks a host binding's buffer and placed type.
 static LogicalResult verifyBinding(Operation *op, FlatSymbolRefAttr bufferRef,
-                                   Type type) {
-  FailureOr<BufferOp> buffer = lookupBuffer(op, bufferRef);
+                                   Type type, SymbolTableCollection &symbols) {
+  FailureOr<BufferOp> buffer = lookupBuffer(op, bufferRef, symbols);
   if (failed(buffer))
     return failure();
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -200,9 +202,11 @@ static LogicalResult verifyBinding(Operation *op, FlatSymbolRefAttr bufferRef,
   return success();
 }
 
+LogicalResult InputOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyBinding(*this, getBufferAttr(), getType(), symbols);
+}
+
 LogicalResult InputOp::verify() {
-  if (failed(verifyBinding(*this, getBufferAttr(), getType())))
-    return failure();
   if (getWeightFile() && getValue())
     return emitOpError("takes its data from a weight file or a value, not both");
   if (getGatherIds() && !getWeightFile())
@@ -248,9 +252,11 @@ LogicalResult InputOp::verify() {
   return success();
 }
 
+LogicalResult OutputOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyBinding(*this, getBufferAttr(), getType(), symbols);
+}
+
 LogicalResult OutputOp::verify() {
-  if (failed(verifyBinding(*this, getBufferAttr(), getType())))
-    return failure();
   ArrayRef<int64_t> viewed = cast<ShapedType>(getType()).getShape();
   if (std::optional<ArrayRef<int64_t>> view = getView()) {
     if (wafer::checkedElementCount(*view) != wafer::checkedElementCount(viewed))
@@ -299,9 +305,10 @@ LogicalResult OutputOp::verify() {
 // Instructions
 //===----------------------------------------------------------------------===//
 
-LogicalResult GemmTileOp::verify() {
+LogicalResult GemmTileOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes)))
+  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes,
+                           symbols)))
     return failure();
   int64_t m = getM(), k = getK(), n = getN();
   if (m < 1 || k < 1 || n < 1)
@@ -313,9 +320,10 @@ LogicalResult GemmTileOp::verify() {
   return success();
 }
 
-LogicalResult GemvTileOp::verify() {
+LogicalResult GemvTileOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes)))
+  if (failed(lookupBuffers(*this, {getCAttr(), getAAttr(), getBAttr()}, sizes,
+                           symbols)))
     return failure();
   int64_t k = getK(), n = getN();
   if (k < 1 || n < 1)
@@ -325,10 +333,10 @@ LogicalResult GemvTileOp::verify() {
   return success();
 }
 
-LogicalResult ElementwiseOp::verify() {
+LogicalResult ElementwiseOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getOutAttr(), getAAttr(), getBAttr()},
-                           sizes)))
+  if (failed(lookupBuffers(*this, {getOutAttr(), getAAttr(), getBAttr()}, sizes,
+                           symbols)))
     return failure();
   if (sizes[0] != sizes[1] || sizes[0] != sizes[2])
     return emitOpError("buffers must have the same size");
@@ -375,12 +383,12 @@ std::pair<rt::Opcode, int64_t> RowsOp::toRuntime() {
   llvm_unreachable("unknown row kernel");
 }
 
-LogicalResult RowsOp::verify() {
+LogicalResult RowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<FlatSymbolRefAttr> refs;
   for (Attribute ref : getBuffers())
     refs.push_back(cast<FlatSymbolRefAttr>(ref));
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, refs, sizes)))
+  if (failed(lookupBuffers(*this, refs, sizes, symbols)))
     return failure();
   auto [opcode, k] = toRuntime();
   llvm::Expected<std::vector<int64_t>> extents =
@@ -421,21 +429,21 @@ LogicalResult RowsOp::verify() {
   return success();
 }
 
-LogicalResult ZeroOp::verify() {
-  return lookupBuffer(*this, getBufferAttr());
+LogicalResult ZeroOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return lookupBuffer(*this, getBufferAttr(), symbols);
 }
 
-LogicalResult SwapOp::verify() {
+LogicalResult SwapOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getAAttr(), getBAttr()}, sizes)))
+  if (failed(lookupBuffers(*this, {getAAttr(), getBAttr()}, sizes, symbols)))
     return failure();
   if (sizes[0] != sizes[1])
     return emitOpError("buffers must have the same size");
   return success();
 }
 
-LogicalResult RotateSlotsOp::verify() {
-  FailureOr<BufferOp> buffer = lookupBuffer(*this, getBufferAttr());
+LogicalResult RotateSlotsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<BufferOp> buffer = lookupBuffer(*this, getBufferAttr(), symbols);
   if (failed(buffer))
     return failure();
   if (getSlot() < 1 || buffer->getElements() % getSlot() != 0)
@@ -445,9 +453,10 @@ LogicalResult RotateSlotsOp::verify() {
   return success();
 }
 
-LogicalResult CopyOp::verify() {
+LogicalResult CopyOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getDstAttr(), getSrcAttr()}, sizes)))
+  if (failed(
+          lookupBuffers(*this, {getDstAttr(), getSrcAttr()}, sizes, symbols)))
     return failure();
   for (int64_t elements : sizes)
     if (getSize() < 1 || elements % getSize() != 0)
@@ -459,32 +468,33 @@ LogicalResult CopyOp::verify() {
   return verifyExpression(*this, getSrcSlot());
 }
 
-LogicalResult SendOp::verify() {
-  if (failed(lookupBuffer(*this, getBufferAttr())))
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(lookupBuffer(*this, getBufferAttr(), symbols)))
     return failure();
-  return lookupChannel(*this, getChannelAttr());
+  return lookupChannel(*this, getChannelAttr(), symbols);
 }
 
-LogicalResult RecvOp::verify() {
-  if (failed(lookupBuffer(*this, getBufferAttr())))
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(lookupBuffer(*this, getBufferAttr(), symbols)))
     return failure();
-  return lookupChannel(*this, getChannelAttr());
+  return lookupChannel(*this, getChannelAttr(), symbols);
 }
 
-LogicalResult RelayOp::verify() {
-  if (failed(lookupBuffer(*this, getBufferAttr())) ||
-      failed(lookupChannel(*this, getFromAttr())) ||
-      failed(lookupChannel(*this, getToAttr())))
+LogicalResult RelayOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(lookupBuffer(*this, getBufferAttr(), symbols)) ||
+      failed(lookupChannel(*this, getFromAttr(), symbols)) ||
+      failed(lookupChannel(*this, getToAttr(), symbols)))
     return failure();
   if (getFrom() == getTo())
     return emitOpError("must relay between two different channels");
   return success();
 }
 
-LogicalResult CombineRelayOp::verify() {
+LogicalResult CombineRelayOp::verifySymbolUses(SymbolTableCollection &symbols) {
   SmallVector<int64_t> sizes;
-  if (failed(lookupBuffers(*this, {getSumAttr(), getPartialAttr()}, sizes)) ||
-      failed(lookupChannel(*this, getChannelAttr())))
+  if (failed(lookupBuffers(*this, {getSumAttr(), getPartialAttr()}, sizes,
+                           symbols)) ||
+      failed(lookupChannel(*this, getChannelAttr(), symbols)))
     return failure();
   if (getKind() == ElementwiseKind::swiglu)
     return emitOpError("combines with add, mul or max, not swiglu");

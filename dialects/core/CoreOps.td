@@ -130,7 +130,12 @@ def Core_RoleOp : Core_Op<"role", [Symbol, HasParent<"ProgramOp">,
   let assemblyFormat = "$sym_name `at` $cores attr-dict-with-keyword $body";
 }
 
-def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
+// Ops naming buffers check them in verifySymbolUses, which the program's
+// symbol table runs for all of them with one table of its symbols (a
+// lookup per op scans the program: quadratic in a large model's code).
+def BufferUser : DeclareOpInterfaceMethods<SymbolUserOpInterface>;
+
+def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">, BufferUser]> {
   let summary = "Places a host tensor into a buffer before the program runs";
   let description = [{
     `type` is the placed tensor with its `#mesh.layout`. The source is the
@@ -168,7 +173,7 @@ def Core_InputOp : Core_Op<"input", [HasParent<"ProgramOp">]> {
   let hasVerifier = 1;
 }
 
-def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
+def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">, BufferUser]> {
   let summary = "Reads a buffer back to the host after the program ran";
   let description = [{
     The host reads the buffer as `view` when given (a row-major reshape),
@@ -198,7 +203,7 @@ def Core_OutputOp : Core_Op<"output", [HasParent<"ProgramOp">]> {
 class Core_Instr<string mnemonic, list<Trait> traits = []>
     : Core_Op<mnemonic, traits>;
 
-def Core_GemmTileOp : Core_Instr<"gemm_tile"> {
+def Core_GemmTileOp : Core_Instr<"gemm_tile", [BufferUser]> {
   let summary = "c[m x n] += a[m x k] * b[k x n] on local tiles";
   let description = [{
     ```mlir
@@ -209,10 +214,9 @@ def Core_GemmTileOp : Core_Instr<"gemm_tile"> {
                        FlatSymbolRefAttr:$b, I64Attr:$m, I64Attr:$k,
                        I64Attr:$n);
   let assemblyFormat = "$c `,` $a `,` $b attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_GemvTileOp : Core_Instr<"gemv_tile"> {
+def Core_GemvTileOp : Core_Instr<"gemv_tile", [BufferUser]> {
   let summary = "c[n] += a[k] * b[k x n] on local tiles";
   let description = [{
     ```mlir
@@ -222,10 +226,9 @@ def Core_GemvTileOp : Core_Instr<"gemv_tile"> {
   let arguments = (ins FlatSymbolRefAttr:$c, FlatSymbolRefAttr:$a,
                        FlatSymbolRefAttr:$b, I64Attr:$k, I64Attr:$n);
   let assemblyFormat = "$c `,` $a `,` $b attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_ElementwiseOp : Core_Instr<"elementwise"> {
+def Core_ElementwiseOp : Core_Instr<"elementwise", [BufferUser]> {
   let summary = "out[i] = f(a[i], b[i]) over whole buffers";
   let description = [{
     `add`, `mul`, `max`, or `swiglu`: silu(a) * b with
@@ -237,10 +240,9 @@ def Core_ElementwiseOp : Core_Instr<"elementwise"> {
   let arguments = (ins Core_ElementwiseKindAttr:$kind, FlatSymbolRefAttr:$out,
                        FlatSymbolRefAttr:$a, FlatSymbolRefAttr:$b);
   let assemblyFormat = "$kind $out `,` $a `,` $b attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_RowsOp : Core_Instr<"rows"> {
+def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
   let summary = "A row kernel: reductions, normalisation, RoPE, attention";
   let description = [{
     Local arithmetic on row-major tiles; `buffers` are the operands in the
@@ -314,30 +316,27 @@ def Core_RowsOp : Core_Instr<"rows"> {
                        OptionalAttr<StrAttr>:$valid,
                        OptionalAttr<StrAttr>:$position);
   let assemblyFormat = "$kernel $buffers attr-dict";
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The runtime opcode and its `k` (the reduction kind for reductions).
     std::pair<::wafer::rt::Opcode, int64_t> toRuntime();
   }];
 }
 
-def Core_ZeroOp : Core_Instr<"zero"> {
+def Core_ZeroOp : Core_Instr<"zero", [BufferUser]> {
   let summary = "Sets a buffer to zero";
   let description = "`core.zero @c`";
   let arguments = (ins FlatSymbolRefAttr:$buffer);
   let assemblyFormat = "$buffer attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_SwapOp : Core_Instr<"swap"> {
+def Core_SwapOp : Core_Instr<"swap", [BufferUser]> {
   let summary = "Exchanges two buffers of the same size (no data moves)";
   let description = "`core.swap @a, @a_next`: double buffering.";
   let arguments = (ins FlatSymbolRefAttr:$a, FlatSymbolRefAttr:$b);
   let assemblyFormat = "$a `,` $b attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_RotateSlotsOp : Core_Instr<"rotate_slots"> {
+def Core_RotateSlotsOp : Core_Instr<"rotate_slots", [BufferUser]> {
   let summary = "Moves slot s of a buffer to slot s - 1 (cyclically)";
   let description = [{
     The buffer holds elements / slot slots. MeshGEMM's lcm construction
@@ -349,10 +348,9 @@ def Core_RotateSlotsOp : Core_Instr<"rotate_slots"> {
   }];
   let arguments = (ins FlatSymbolRefAttr:$buffer, I64Attr:$slot);
   let assemblyFormat = "$buffer attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_CopyOp : Core_Instr<"copy"> {
+def Core_CopyOp : Core_Instr<"copy", [BufferUser]> {
   let summary = "Copies one slot of a buffer into a slot of another";
   let description = [{
     Both buffers are read as slots of `size` elements; the slot indices are
@@ -369,10 +367,9 @@ def Core_CopyOp : Core_Instr<"copy"> {
   let assemblyFormat = [{
     $dst `[` $dst_slot `]` `,` $src `[` $src_slot `]` attr-dict
   }];
-  let hasVerifier = 1;
 }
 
-def Core_SendOp : Core_Instr<"send"> {
+def Core_SendOp : Core_Instr<"send", [BufferUser]> {
   let summary = "Sends a buffer on a channel";
   let description = [{
     Asynchronous: the core goes on while the message travels; the buffer
@@ -384,18 +381,16 @@ def Core_SendOp : Core_Instr<"send"> {
   }];
   let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$channel);
   let assemblyFormat = "$buffer `on` $channel attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_RecvOp : Core_Instr<"recv"> {
+def Core_RecvOp : Core_Instr<"recv", [BufferUser]> {
   let summary = "Waits for the next message a channel delivers";
   let description = "`core.recv @a_next on @ring_x`";
   let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$channel);
   let assemblyFormat = "$buffer `on` $channel attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_RelayOp : Core_Instr<"relay"> {
+def Core_RelayOp : Core_Instr<"relay", [BufferUser]> {
   let summary = "Receives a message in software and sends it on";
   let description = [{
     Pays the target's relay cycles (beta); used where routing colors run
@@ -408,10 +403,9 @@ def Core_RelayOp : Core_Instr<"relay"> {
   let arguments = (ins FlatSymbolRefAttr:$buffer, FlatSymbolRefAttr:$from,
                        FlatSymbolRefAttr:$to);
   let assemblyFormat = "$buffer `from` $from `to` $to attr-dict";
-  let hasVerifier = 1;
 }
 
-def Core_CombineRelayOp : Core_Instr<"combine_relay"> {
+def Core_CombineRelayOp : Core_Instr<"combine_relay", [BufferUser]> {
   let summary = "One stage of a reduce chain: receive, combine, send on";
   let description = [{
     Receives a message into `partial`, combines it into `sum`
@@ -431,7 +425,6 @@ def Core_CombineRelayOp : Core_Instr<"combine_relay"> {
                        FlatSymbolRefAttr:$partial,
                        FlatSymbolRefAttr:$channel);
   let assemblyFormat = "$kind $sum `,` $partial `on` $channel attr-dict";
-  let hasVerifier = 1;
 }
 
 def Core_RepeatOp : Core_Instr<"repeat", [NoTerminator, SingleBlock,
