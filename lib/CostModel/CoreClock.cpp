@@ -16,13 +16,32 @@ static int64_t saturatingAdd(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
 }
 
+static bool allEqual(const std::vector<int64_t> &v) {
+  return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) ==
+         v.end();
+}
+
+std::vector<int64_t> CoreClock::perCore() const {
+  if (form != Form::Separable)
+    return times;
+  std::vector<int64_t> sums(h * w);
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      sums[y * w + x] = saturatingAdd(columns[x], rows[y]);
+  return sums;
+}
+
 void CoreClock::barrier(int64_t cycles) {
+  form = Form::Uniform;
   times.clear();
+  columns.clear();
+  rows.clear();
   last = saturatingAdd(last, cycles);
 }
 
 void CoreClock::local(int64_t cycles) {
-  for (int64_t &time : times)
+  // A separable clock adds the cycles to its rows' part.
+  for (int64_t &time : form == Form::Separable ? rows : times)
     time = saturatingAdd(time, cycles);
   last = saturatingAdd(last, cycles);
 }
@@ -35,30 +54,54 @@ void CoreClock::lines(bool alongX, int64_t cycles) {
   });
 }
 
-void CoreClock::lines(bool alongX,
-                      const std::function<void(std::vector<int64_t> &)> &op) {
-  int64_t length = alongX ? w : h;
-  if (times.empty()) {
-    // Every line alike: one op, and one time again if it ends them so.
-    std::vector<int64_t> line(length, 0);
-    op(line);
-    auto [earliest, latest] = std::minmax_element(line.begin(), line.end());
-    if (*earliest == *latest) {
-      last = saturatingAdd(last, *latest);
-      return;
-    }
-    times.resize(h * w);
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < w; ++x)
-        times[y * w + x] = saturatingAdd(line[alongX ? x : y], last);
-    last = saturatingAdd(last, *latest);
+void CoreClock::setSeparable(std::vector<int64_t> columnPart,
+                             std::vector<int64_t> rowPart) {
+  last = saturatingAdd(*std::max_element(columnPart.begin(), columnPart.end()),
+                       *std::max_element(rowPart.begin(), rowPart.end()));
+  times.clear();
+  if (allEqual(columnPart) && allEqual(rowPart)) {
+    form = Form::Uniform;
+    columns.clear();
+    rows.clear();
     return;
   }
-  // A line is a grid row (alongX: the cores of one y) or column. The ops
-  // are the same function of every line's times, and a line that starts
-  // as the one before but later ends so much later: one op serves a run
-  // of them (on a whole wafer, every row or column alike).
-  int64_t lineCount = alongX ? h : w;
+  form = Form::Separable;
+  columns = std::move(columnPart);
+  rows = std::move(rowPart);
+}
+
+void CoreClock::lines(bool alongX,
+                      const std::function<void(std::vector<int64_t> &)> &op) {
+  if (form == Form::General)
+    return generalLines(alongX, op);
+  // Every line is the same line, `along`, started `across` later: one op
+  // serves them all, and the result is separable again.
+  std::vector<int64_t> along, across;
+  if (form == Form::Uniform) {
+    along.assign(alongX ? w : h, 0);
+    across.assign(alongX ? h : w, last);
+  } else {
+    along = alongX ? columns : rows;
+    across = alongX ? rows : columns;
+  }
+  int64_t base = *std::min_element(along.begin(), along.end());
+  for (int64_t &time : along)
+    time -= base;
+  op(along);
+  for (int64_t &time : along)
+    time = saturatingAdd(time, base);
+  if (alongX)
+    setSeparable(std::move(along), std::move(across));
+  else
+    setSeparable(std::move(across), std::move(along));
+}
+
+void CoreClock::generalLines(
+    bool alongX, const std::function<void(std::vector<int64_t> &)> &op) {
+  // A line is a grid row (alongX: the cores of one y) or column. A line
+  // that starts as the one before but later ends so much later: one op
+  // serves a run of them.
+  int64_t length = alongX ? w : h, lineCount = alongX ? h : w;
   int64_t stride = alongX ? 1 : w, lineStride = alongX ? w : 1;
   std::vector<int64_t> line(length), previousStart, previousEnd;
   int64_t earliest = INT64_MAX, latest = INT64_MIN;
@@ -81,17 +124,23 @@ void CoreClock::lines(bool alongX,
     }
   }
   last = latest;
-  if (earliest == latest)
+  if (earliest == latest) {
+    form = Form::Uniform;
     times.clear();
+  }
 }
 
 void CoreClock::set(std::vector<int64_t> perCoreTimes) {
   assert(int64_t(perCoreTimes.size()) == h * w && "one time per core");
-  auto [earliest, latestTime] =
-      std::minmax_element(perCoreTimes.begin(), perCoreTimes.end());
-  last = *latestTime;
-  if (*earliest == last)
-    perCoreTimes.clear();
+  columns.clear();
+  rows.clear();
+  last = *std::max_element(perCoreTimes.begin(), perCoreTimes.end());
+  if (allEqual(perCoreTimes)) {
+    form = Form::Uniform;
+    times.clear();
+    return;
+  }
+  form = Form::General;
   times = std::move(perCoreTimes);
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -149,27 +150,25 @@ static const CoreEnds &memoized(const GemmTiling &t, int64_t h, int64_t w,
 template <typename Memoized, typename Simulate, typename ClosedForm>
 static void advanceSchedule(CoreClock &clock, Memoized fromCommonStart,
                             Simulate simulate, ClosedForm closedForm) {
-  const std::vector<int64_t> &times = clock.perCore();
+  // Staggered starts have the common start's budget: beyond it, the
+  // clock's times are not even read.
+  const CoreEnds &common = fromCommonStart();
+  if (!common) {
+    clock.barrier(closedForm());
+    return;
+  }
   std::vector<int64_t> ends;
-  if (times.empty()) {
-    const CoreEnds &common = fromCommonStart();
-    if (!common) {
-      clock.barrier(closedForm());
-      return;
-    }
+  if (clock.uniform()) {
     ends = *common;
     for (int64_t &end : ends)
       end += clock.latest();
   } else {
-    int64_t base = *std::min_element(times.begin(), times.end());
-    std::vector<int64_t> starts(times);
+    std::vector<int64_t> starts = clock.perCore();
+    int64_t base = *std::min_element(starts.begin(), starts.end());
     for (int64_t &start : starts)
       start -= base;
     CoreEnds simulated = simulate(starts);
-    if (!simulated) {
-      clock.barrier(closedForm());
-      return;
-    }
+    assert(simulated && "within the common start's budget");
     ends = std::move(*simulated);
     for (int64_t &end : ends)
       end += base;

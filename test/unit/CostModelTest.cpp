@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 using namespace wafer;
 using namespace wafer::cost;
@@ -130,6 +131,63 @@ TEST(CoreClock, OpsWaitForTheCoresTheyNeed) {
   EXPECT_EQ(clock.latest(), 2);
   clock.local(INT64_MAX);
   EXPECT_EQ(clock.latest(), INT64_MAX) << "saturates";
+}
+
+TEST(CoreClock, KeepsRowsAndColumnsApartAsTheGridWould) {
+  // Random ops on a 4 x 5 grid, against every core's time kept one by
+  // one. Line ops keep the clock a time per column plus one per row; a
+  // set() makes it general.
+  const int64_t h = 4, w = 5;
+  // A chain along the line: each core starts after its own time and the
+  // core before it, then works a cost of its position.
+  auto chain = [](std::vector<int64_t> &line) {
+    for (size_t i = 0; i < line.size(); ++i)
+      line[i] = std::max(line[i], i ? line[i - 1] : 0) + 3 + int64_t(i % 2);
+  };
+  std::mt19937 random(7);
+  for (int run = 0; run < 200; ++run) {
+    CoreClock clock(h, w);
+    std::vector<int64_t> expected(h * w, 0);
+    for (int step = 0; step < 12; ++step) {
+      int kind = std::uniform_int_distribution<int>(0, 5)(random);
+      int64_t cycles = std::uniform_int_distribution<int64_t>(0, 9)(random);
+      bool alongX = kind % 2;
+      if (kind == 0) {
+        clock.barrier(cycles);
+        int64_t last = *std::max_element(expected.begin(), expected.end());
+        expected.assign(h * w, last + cycles);
+      } else if (kind == 1) {
+        clock.local(cycles);
+        for (int64_t &t : expected)
+          t += cycles;
+      } else if (kind == 5 && run % 4 == 0) {
+        for (int64_t &t : expected)
+          t = std::uniform_int_distribution<int64_t>(0, 30)(random);
+        clock.set(expected);
+      } else {
+        clock.lines(alongX, chain);
+        // The op is a function of the line's times relative to its first
+        // core to start, as the clock assumes.
+        for (int64_t line = 0; line < (alongX ? h : w); ++line) {
+          std::vector<int64_t> times;
+          for (int64_t i = 0; i < (alongX ? w : h); ++i)
+            times.push_back(expected[alongX ? line * w + i : i * w + line]);
+          int64_t base = *std::min_element(times.begin(), times.end());
+          for (int64_t &t : times)
+            t -= base;
+          chain(times);
+          for (int64_t i = 0; i < (alongX ? w : h); ++i)
+            expected[alongX ? line * w + i : i * w + line] = times[i] + base;
+        }
+      }
+      ASSERT_EQ(clock.latest(),
+                *std::max_element(expected.begin(), expected.end()));
+      std::vector<int64_t> times = clock.perCore();
+      if (clock.uniform())
+        times.assign(h * w, clock.latest());
+      ASSERT_EQ(times, expected) << "run " << run << ", step " << step;
+    }
+  }
 }
 
 TEST(GemmSchedules, StartsFromTheClock) {

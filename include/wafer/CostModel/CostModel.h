@@ -29,8 +29,10 @@ namespace wafer::cost {
 /// An op starts on a core when the core is done with the op before, as in
 /// the emulator, so cores that finish early begin the next op early (a
 /// GEMM's skewed steps leave them far apart). It holds one time while
-/// every core agrees, as beyond the GEMM simulation's budget, so a large
-/// grid costs O(1) per op.
+/// every core agrees, as beyond the GEMM simulation's budget, and a time
+/// per column plus one per row while the times are their sums, as after
+/// row and column allreduces: a large grid costs O(1) or O(h + w) per op
+/// there, not O(h * w).
 class CoreClock {
 public:
   CoreClock(int64_t h, int64_t w) : h(h), w(w) {}
@@ -38,9 +40,10 @@ public:
   int64_t width() const { return w; }
   /// When the last core is done.
   int64_t latest() const { return last; }
-  /// Core (x, y)'s time is perCore()[y * w + x]; empty while every core
-  /// is done at latest().
-  const std::vector<int64_t> &perCore() const { return times; }
+  /// Whether every core is done at latest().
+  bool uniform() const { return form == Form::Uniform; }
+  /// Core (x, y)'s time is perCore()[y * w + x]; empty while uniform().
+  std::vector<int64_t> perCore() const;
   /// Every core waits for the last one, then works `cycles`.
   void barrier(int64_t cycles);
   /// Every core works `cycles` from its own time.
@@ -49,14 +52,27 @@ public:
   /// last one, then work `cycles`: an allreduce or ring along that axis.
   void lines(bool alongX, int64_t cycles);
   /// The cores of each grid row (alongX) or column run `op`, which turns
-  /// their times (in order along the line) into their ends.
+  /// their times (in order along the line) into their ends. The same
+  /// function of every line's times: a line that starts as another, only
+  /// later, ends so much later.
   void lines(bool alongX,
              const std::function<void(std::vector<int64_t> &)> &op);
   /// Sets every core's time (h * w of them, row-major).
   void set(std::vector<int64_t> perCoreTimes);
 
 private:
+  enum class Form { Uniform, Separable, General };
+  void generalLines(bool alongX,
+                    const std::function<void(std::vector<int64_t> &)> &op);
+  /// Separable with these parts (uniform if both are constant).
+  void setSeparable(std::vector<int64_t> columnPart,
+                    std::vector<int64_t> rowPart);
+
   int64_t h, w, last = 0;
+  Form form = Form::Uniform;
+  /// Separable: core (x, y) is done at columns[x] + rows[y].
+  std::vector<int64_t> columns, rows;
+  /// General: core (x, y) is done at times[y * w + x].
   std::vector<int64_t> times;
 };
 
