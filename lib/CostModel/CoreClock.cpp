@@ -127,7 +127,22 @@ void CoreClock::generalLines(
   if (earliest == latest) {
     form = Form::Uniform;
     times.clear();
+    return;
   }
+  becomeSeparableIfSo();
+}
+
+void CoreClock::becomeSeparableIfSo() {
+  // Core (x, y) is done at columns[x] + rows[y] if every core is done as
+  // much later than core (0, y) as core (x, 0) is than core (0, 0).
+  std::vector<int64_t> columnPart(times.begin(), times.begin() + w), rowPart(h);
+  for (int64_t y = 0; y < h; ++y) {
+    rowPart[y] = times[y * w] - times[0];
+    for (int64_t x = 0; x < w; ++x)
+      if (times[y * w + x] != columnPart[x] + rowPart[y])
+        return;
+  }
+  setSeparable(std::move(columnPart), std::move(rowPart));
 }
 
 void CoreClock::set(std::vector<int64_t> perCoreTimes) {

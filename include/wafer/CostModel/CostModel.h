@@ -64,6 +64,9 @@ private:
   enum class Form { Uniform, Separable, General };
   void generalLines(bool alongX,
                     const std::function<void(std::vector<int64_t> &)> &op);
+  /// A general clock whose times are sums of a column's and a row's part
+  /// becomes separable, so that the line ops after it cost O(h + w).
+  void becomeSeparableIfSo();
   /// Separable with these parts (uniform if both are constant).
   void setSeparable(std::vector<int64_t> columnPart,
                     std::vector<int64_t> rowPart);
