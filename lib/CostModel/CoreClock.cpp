@@ -138,9 +138,12 @@ void CoreClock::becomeSeparableIfSo() {
   std::vector<int64_t> columnPart(times.begin(), times.begin() + w), rowPart(h);
   for (int64_t y = 0; y < h; ++y) {
     rowPart[y] = times[y * w] - times[0];
-    for (int64_t x = 0; x < w; ++x)
-      if (times[y * w + x] != columnPart[x] + rowPart[y])
+    for (int64_t x = 0; x < w; ++x) {
+      int64_t sum;
+      if (__builtin_add_overflow(columnPart[x], rowPart[y], &sum) ||
+          times[y * w + x] != sum)
         return;
+    }
   }
   setSeparable(std::move(columnPart), std::move(rowPart));
 }

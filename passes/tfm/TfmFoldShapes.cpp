@@ -26,9 +26,9 @@ struct FoldedConstants {
       if (auto dense = dyn_cast_or_null<DenseElementsAttr>(
               values.lookup(reshape.getInput())))
         return dense.reshape(reshape.getType());
+    // The verifier keeps a fill's value of the result's element type.
     if (auto fill = dyn_cast<tfm::ConstantOfShapeOp>(op))
-      if (fill.getValue().getType() == fill.getType().getElementType())
-        return DenseElementsAttr::get(fill.getType(), fill.getValue());
+      return DenseElementsAttr::get(fill.getType(), fill.getValue());
     SmallVector<const eval::Tensor *> operands;
     if (!isa<tfm::ShapeOp>(op)) {
       for (Value operand : op.getOperands()) {
