@@ -15,6 +15,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
+#include <tuple>
 
 namespace wafer::raise {
 

@@ -10,7 +10,7 @@ raise, plan, lower (with the per-core clock) and the bundle. Runs the
 LLaMA3-8B-shaped decode step on 660x660 (f16, past 4095) and the
 4096-token prefill on 720x720 (f16) in `--mode analytic`, alternating the
 two builds `--repeats` times (the machine is shared: compare the ratio of
-the medians), and checks both builds give the same cycles. The graphs are
+the medians), and records whether both builds give the same cycles. The graphs are
 the exporter's with zero weights, exported into DIR once (the prefill's
 external data is 32 GB; tools/bench/paper_tables.py uses the same DIR).
 Writes OUT/analytic_compile.json and OUT/analytic_compile.md.

@@ -13,7 +13,7 @@ namespace wafer {
 /// Translates the module's core.program into the runtime's program, loading
 /// the weights it refers to so the bundle is self-contained. Without
 /// `loadWeights` the weights and constants are left out (their data empty): a
-/// program only the timing mode can run, which reads no weights.
+/// program only the timing and analytic modes can run, which read no data.
 llvm::Expected<rt::Program> buildRuntimeProgram(mlir::ModuleOp module,
                                                 bool loadWeights = true);
 
