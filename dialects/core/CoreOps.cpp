@@ -100,6 +100,15 @@ LogicalResult ProgramOp::verify() {
   if (getPositionAttr() && getPositionAttr().getInt() < 0)
     return emitOpError() << "position " << getPositionAttr().getInt()
                          << " is negative";
+  if (DictionaryAttr bound = getBoundInputsAttr())
+    for (NamedAttribute entry : bound) {
+      auto kind = dyn_cast<StringAttr>(entry.getValue());
+      if (!kind ||
+          (kind.getValue() != "positions" && kind.getValue() != "ones"))
+        return emitOpError("bound input '")
+               << entry.getName().getValue()
+               << "' must be bound to \"positions\" or \"ones\"";
+    }
   for (Attribute entry : getOps()) {
     auto names = dyn_cast<ArrayAttr>(entry);
     if (!names || names.size() != 3 ||

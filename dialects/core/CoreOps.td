@@ -32,7 +32,10 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
     row and the fabric column of each grid column (increasing), chosen so
     that no grid core and no message path uses a dead core or link
     (runtime/include/wafer/Runtime/FabricPlacement.h); absent, the grid sits
-    at the fabric's north-west corner.
+    at the fabric's north-west corner. `bound_inputs`: graph inputs
+    tfm-bind-position-inputs bound to constants, each to "positions" (the
+    run's position on, one per element) or "ones"; a run given one checks
+    its values instead of ignoring it.
 
     ```mlir
     core.program {grid = #mesh.grid<3x3>, target = #mesh.target<...>,
@@ -51,7 +54,8 @@ def Core_ProgramOp : Core_Op<"program", [SymbolTable, NoTerminator,
                        OptionalAttr<I64Attr>:$kv_capacity_tokens,
                        OptionalAttr<I64Attr>:$position,
                        OptionalAttr<DenseI64ArrayAttr>:$fabric_rows,
-                       OptionalAttr<DenseI64ArrayAttr>:$fabric_cols);
+                       OptionalAttr<DenseI64ArrayAttr>:$fabric_cols,
+                       OptionalAttr<DictionaryAttr>:$bound_inputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

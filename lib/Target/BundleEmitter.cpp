@@ -70,6 +70,11 @@ public:
       result.fabricRows.assign(rows->begin(), rows->end());
     if (std::optional<ArrayRef<int64_t>> cols = program.getFabricCols())
       result.fabricCols.assign(cols->begin(), cols->end());
+    if (DictionaryAttr bound = program.getBoundInputsAttr())
+      for (NamedAttribute entry : bound)
+        result.boundInputs.push_back(
+            {entry.getName().str(),
+             cast<StringAttr>(entry.getValue()).getValue() == "positions"});
     std::optional<ArrayRef<int64_t>> estimates = program.getEstimatedCycles();
     for (auto [i, entry] : llvm::enumerate(program.getOps())) {
       auto names = cast<ArrayAttr>(entry);

@@ -34,7 +34,8 @@ LogicalResult ProgramLowering::run() {
   program = builder.create<core::ProgramOp>(
       main.getLoc(), grid, target, interleave ? builder.getUnitAttr() : nullptr,
       builder.getArrayAttr({}), nullptr, nullptr, nullptr,
-      array(placement->rows), array(placement->cols));
+      array(placement->rows), array(placement->cols),
+      module->getAttrOfType<DictionaryAttr>("tfm.bound_inputs"));
   program.getBody().emplaceBlock();
   builder.setInsertionPointToEnd(&program.getBody().front());
   auto role = builder.create<core::RoleOp>(

@@ -21,6 +21,7 @@ void wafer::buildRaisePipeline(OpPassManager &pm,
                                const CompileOptions &options) {
   // Shape computation and transformer patterns first, so that the planner
   // sees rms_norm, attention, linear, ... rather than their ONNX pieces.
+  pm.addPass(createTfmBindPositionInputs());
   pm.addNestedPass<func::FuncOp>(createTfmFoldShapes());
   pm.addNestedPass<func::FuncOp>(createTfmRaiseTransformer());
   // Anything but 0 (all layers) goes to the pass, which rejects what is not

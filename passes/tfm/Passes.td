@@ -4,6 +4,45 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TfmBindPositionInputs : Pass<"tfm-bind-position-inputs", "mlir::ModuleOp"> {
+  let summary = "Binds position_ids and attention_mask graph inputs to their values";
+  let description = [{
+    Hugging Face exports (and Optimum's) take `position_ids` and
+    `attention_mask` as graph inputs and compute the rotary factors and the
+    additive mask from them. The mesh plans run one unpadded sequence, whose
+    positions follow its past and whose every token is attended to, so the
+    values are known when the shapes are: `position_ids` ([S] or [1, S]) is
+    past, past + 1, ..., past + S - 1 and `attention_mask` ([1, T]) is all
+    ones. This pass replaces those arguments of @main (found by name, of an
+    integer type) by `tfm.constant`s of those values, so that
+    tfm-fold-shapes folds the masks and tables as it does for graphs that
+    compute them from shapes, and records them in the module attribute
+    `tfm.bound_inputs` (`{attention_mask = "ones", position_ids =
+    "positions"}`), which convert-mesh-to-core copies to `core.program`: a
+    run given such an input checks that it holds these values (at the
+    run's position) rather than ignoring it. The past is T - S when the
+    mask is bound, else the positions (dimension 2) of the rank-4 float
+    arguments (the past KV caches), else 0. Errors: a bound input of a
+    float type, of another rank, of batch other than 1, or past KV caches
+    that disagree.
+
+    Before:
+    ```mlir
+    func.func @main(%ids: tensor<1x3xi64> {tfm.name = "input_ids"},
+                    %mask: tensor<1x3xi64> {tfm.name = "attention_mask"},
+                    %pos: tensor<1x3xi64> {tfm.name = "position_ids"}) ...
+    ```
+    After:
+    ```mlir
+    module attributes {tfm.bound_inputs = {attention_mask = "ones",
+                                           position_ids = "positions"}} {
+      func.func @main(%ids: tensor<1x3xi64> {tfm.name = "input_ids"}) ... {
+        %mask = tfm.constant dense<1> : tensor<1x3xi64>
+        %pos = tfm.constant dense<[[0, 1, 2]]> : tensor<1x3xi64>
+    ```
+  }];
+}
+
 def TfmFoldShapes : Pass<"tfm-fold-shapes", "mlir::func::FuncOp"> {
   let summary = "Folds the shape computations of exported graphs to constants";
   let description = [{

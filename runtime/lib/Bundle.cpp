@@ -161,12 +161,17 @@ public:
                                      b.CreateString(op.kind),
                                      b.CreateString(op.algorithm),
                                      op.estimatedCycles));
+    std::vector<flatbuffers::Offset<fb::BoundInput>> bound;
+    for (const BoundInput &in : p.boundInputs)
+      bound.push_back(
+          fb::CreateBoundInput(b, b.CreateString(in.name), in.positions));
     auto root = fb::CreateBundle(
         b, p.version, target, p.gridHeight, p.gridWidth, p.interleave,
         b.CreateVector(buffers), b.CreateVector(channels),
         b.CreateVector(roles), inputs, outputs, b.CreateVector(ops),
         p.kvCapacityTokens, p.position, optionalVector(p.fabricRows),
-        optionalVector(p.fabricCols));
+        optionalVector(p.fabricCols),
+        bound.empty() ? 0 : b.CreateVector(bound));
     fb::FinishBundleBuffer(b, root);
     return std::vector<uint8_t>(b.GetBufferPointer(),
                                 b.GetBufferPointer() + b.GetSize());
@@ -293,6 +298,9 @@ public:
           return bad("fabric placement");
         into->assign(list->begin(), list->end());
       }
+    if (in.bound_inputs())
+      for (const fb::BoundInput *bound : *in.bound_inputs())
+        p.boundInputs.push_back({str(bound->name()), bound->positions()});
     if (in.buffers())
       for (const fb::Buffer *buf : *in.buffers()) {
         if (buf->dtype() != fb::DType::F32 && buf->dtype() != fb::DType::F16)

@@ -70,6 +70,9 @@ public:
       os << "fabric rows [" << join(map_range(p.fabricRows, toStr), ", ")
          << "] columns [" << join(map_range(p.fabricCols, toStr), ", ")
          << "]\n";
+    for (const BoundInput &bound : p.boundInputs)
+      os << "bound input '" << bound.name << "' "
+         << (bound.positions ? "positions" : "ones") << "\n";
     for (size_t i = 0; i < p.buffers.size(); ++i) {
       const Buffer &b = p.buffers[i];
       os << "buffer " << i << " '" << b.name << "' "

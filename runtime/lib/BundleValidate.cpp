@@ -143,9 +143,18 @@ public:
       return e;
     if (Error e = roles())
       return e;
-    for (const HostTensor &t : p.inputs)
+    StringSet<> inputNames;
+    for (const HostTensor &t : p.inputs) {
       if (Error e = tensor(t, /*isInput=*/true))
         return e;
+      inputNames.insert(t.name);
+    }
+    // A bound input's check would otherwise judge an input the program
+    // reads.
+    for (const BoundInput &bound : p.boundInputs)
+      if (bound.name.empty() || !inputNames.insert(bound.name).second)
+        return err("bound input '" + bound.name +
+                   "' is empty, repeated or read by the program");
     StringSet<> outputNames;
     for (const HostTensor &t : p.outputs) {
       if (Error e = tensor(t, /*isInput=*/false))

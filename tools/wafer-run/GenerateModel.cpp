@@ -105,8 +105,18 @@ public:
   prefillGraph(int64_t seqLen) override {
     OnnxImportOptions options;
     options.inputShapes["input_ids"] = {1, seqLen};
-    return explained(importOnnxFile(prefillPath, &ctx, options), prefillPath,
-                     "the exporter's prefill graph (input_ids [1, seq])");
+    hintPositionInputs(options, 0, seqLen);
+    Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
+        explained(importOnnxFile(prefillPath, &ctx, options), prefillPath,
+                  "the exporter's prefill graph (input_ids [1, seq])");
+    // Bound here, not only in the compile pipeline: the host check
+    // evaluates this module on the token ids alone.
+    if (module)
+      if (Error e = runPasses(**module, prefillPath, [](mlir::PassManager &pm) {
+            pm.addPass(createTfmBindPositionInputs());
+          }))
+        return std::move(e);
+    return module;
   }
 
   Expected<mlir::OwningOpRef<mlir::ModuleOp>>
@@ -130,9 +140,10 @@ public:
             "position 1 scaled by {1} (element {2}: cos {3}, expected {4}); "
             "generate needs a RoPE linear in the position",
             decodePath, past, i, raised->cos[i], want.cos[i]));
-    if (Error e = runPasses(*raised->module, [](mlir::PassManager &pm) {
-          pm.addPass(createTfmRopeTablesToInputs());
-        }))
+    if (Error e =
+            runPasses(*raised->module, decodePath, [](mlir::PassManager &pm) {
+              pm.addPass(createTfmRopeTablesToInputs());
+            }))
       return std::move(e);
     return std::move(raised->module);
   }
@@ -165,8 +176,17 @@ private:
     return modelError(path + ": not " + expected + ": " + detail);
   }
 
+  /// The shapes of Hugging Face's position_ids and attention_mask inputs,
+  /// for graphs that have them (tfm-bind-position-inputs binds their
+  /// values).
+  static void hintPositionInputs(OnnxImportOptions &options, int64_t past,
+                                 int64_t tokens) {
+    options.shapeHints["position_ids"] = {1, tokens};
+    options.shapeHints["attention_mask"] = {1, past + tokens};
+  }
+
   /// Runs passes on the module; the first error diagnostic is the error.
-  Error runPasses(mlir::ModuleOp module,
+  Error runPasses(mlir::ModuleOp module, StringRef path,
                   function_ref<void(mlir::PassManager &)> build) {
     std::string first;
     mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &d) {
@@ -177,7 +197,7 @@ private:
     mlir::PassManager pm(&ctx);
     build(pm);
     if (mlir::failed(pm.run(module)))
-      return modelError(decodePath + ": " +
+      return modelError(path + ": " +
                         (first.empty() ? "compilation failed" : first));
     return Error::success();
   }
@@ -193,13 +213,15 @@ private:
     OnnxImportOptions options;
     options.inputShapes["input_ids"] = {1, 1};
     options.dimParams["past"] = past;
+    hintPositionInputs(options, past, 1);
     Expected<mlir::OwningOpRef<mlir::ModuleOp>> module = explained(
         importOnnxFile(decodePath, &ctx, options), decodePath,
         "the exporter's decode graph (input_ids [1, 1], past.{i}.key/value "
         "with a dimension named 'past')");
     if (!module)
       return module.takeError();
-    if (Error e = runPasses(**module, [](mlir::PassManager &pm) {
+    if (Error e = runPasses(**module, decodePath, [](mlir::PassManager &pm) {
+          pm.addPass(createTfmBindPositionInputs());
           pm.addNestedPass<mlir::func::FuncOp>(createTfmFoldShapes());
           pm.addNestedPass<mlir::func::FuncOp>(createTfmRaiseTransformer());
         }))

@@ -28,15 +28,15 @@ namespace wafer {
 #define GEN_PASS_REGISTRATION
 #include "mesh/Passes.h.inc"
 
-/// Adds tfm-fold-shapes, tfm-raise-transformer, tfm-keep-layers (when
-/// options.layers > 0), convert-tfm-to-mesh, mesh-plan-kv-cache,
-/// mesh-relayout-phases (when options.handoffCapacity > 0),
+/// Adds tfm-bind-position-inputs, tfm-fold-shapes, tfm-raise-transformer,
+/// tfm-keep-layers (when options.layers > 0), convert-tfm-to-mesh,
+/// mesh-plan-kv-cache, mesh-relayout-phases (when options.handoffCapacity > 0),
 /// mesh-place-interleave, mesh-choose-ktree, mesh-allocate-routes,
 /// mesh-check-memory and convert-mesh-to-core to `pm`.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompileOptions &options);
-/// Its grid-independent front: tfm-fold-shapes, tfm-raise-transformer and
-/// tfm-keep-layers.
+/// Its grid-independent front: tfm-bind-position-inputs, tfm-fold-shapes,
+/// tfm-raise-transformer and tfm-keep-layers.
 void buildRaisePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 /// The rest, from convert-tfm-to-mesh on.
 void buildPlanPipeline(mlir::OpPassManager &pm, const CompileOptions &options);

@@ -1134,6 +1134,8 @@ Expected<RunResult> Scheduler::run(const NDArrayMap &inputs,
     if (llvm::none_of(p.outputs,
                       [&](const HostTensor &out) { return out.name == name; }))
       return err("the program has no output '" + name + "'");
+  if (Error e = checkBoundInputs(p, inputs, position))
+    return std::move(e);
   if (hasData)
     if (Error e = placeInputs(p, inputs, grid, *data, currentSlot,
                               /*onlyGiven=*/runs > 0, residentInputs, threads))

@@ -124,6 +124,32 @@ static void placeInput(const Program &p, const HostTensor &in,
   }
 }
 
+Error checkBoundInputs(const Program &p, const NDArrayMap &inputs,
+                       int64_t position) {
+  for (const BoundInput &bound : p.boundInputs) {
+    auto it = inputs.find(bound.name);
+    if (it == inputs.end())
+      continue;
+    const NDArray &a = it->second;
+    for (auto [i, value] : llvm::enumerate(a.data)) {
+      double expected = bound.positions ? double(position + int64_t(i)) : 1.0;
+      if (double(value) == expected)
+        continue;
+      if (bound.positions)
+        return err(formatv("input '{0}' holds {1} at index {2}; the program "
+                           "runs positions {3} to {4} (it was compiled with "
+                           "them bound, for one sequence without gaps)",
+                           bound.name, int64_t(value), i, position,
+                           position + int64_t(a.data.size()) - 1));
+      return err(formatv("input '{0}' holds {1} at index {2}; the program "
+                         "attends to every token (it was compiled with the "
+                         "mask bound to ones: padding is not supported)",
+                         bound.name, int64_t(value), i));
+    }
+  }
+  return Error::success();
+}
+
 Error placeInputs(const Program &p, const NDArrayMap &inputs,
                   const GridPositions &grid, DataPath &data, SlotOf slotOf,
                   bool onlyGiven, const std::vector<bool> &resident,

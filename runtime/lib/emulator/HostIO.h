@@ -33,6 +33,11 @@ struct GridPositions {
 /// Where a buffer's storage is on a core: slotOf(core, buffer).
 using SlotOf = llvm::function_ref<int32_t(int32_t, int32_t)>;
 
+/// Checks that the bound inputs (Program::boundInputs) among `inputs` hold
+/// the values the program was compiled for, at `position`.
+llvm::Error checkBoundInputs(const Program &p, const NDArrayMap &inputs,
+                             int64_t position);
+
 /// Checks the user's inputs against the program and writes every input
 /// into its buffer on every core, except those `resident` marks (by index
 /// into Program::inputs: values an earlier program left in SRAM); with

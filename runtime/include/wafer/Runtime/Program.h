@@ -394,6 +394,16 @@ struct OpInfo {
   int64_t estimatedCycles = -1;
 };
 
+/// A graph input the compiler bound to the values every run it supports
+/// has (tfm-bind-position-inputs): the program does not read it, and a
+/// run given it checks it holds these values.
+struct BoundInput {
+  std::string name;
+  /// The run's position on, one per element (position_ids); else all ones
+  /// (attention_mask).
+  bool positions = false;
+};
+
 struct Program {
   uint32_t version = kBundleVersion;
   Target target;
@@ -420,6 +430,7 @@ struct Program {
   /// of each grid row and column of each grid column; empty: the identity.
   /// Messages between neighbouring grid cores pay one hop per fabric hop.
   std::vector<int64_t> fabricRows, fabricCols;
+  std::vector<BoundInput> boundInputs;
 };
 
 } // namespace wafer::rt
