@@ -94,9 +94,12 @@ struct TfmBindPositionInputs
     };
     if (!type || !type.hasStaticShape())
       return fail("needs a static shape");
-    if (!type.getElementType().isSignlessInteger())
+    // The element types tfm.constant holds: i64, and i1 for a mask.
+    Type element = type.getElementType();
+    if (!element.isSignlessInteger(64) &&
+        !(name == kMask && element.isSignlessInteger(1)))
       return fail("has element type ")
-             << type.getElementType() << "; expected integers";
+             << element << "; expected i64" << (name == kMask ? " or i1" : "");
     if (type.getRank() == 0 || type.getRank() > 2 ||
         (type.getRank() == 2 && type.getDimSize(0) != 1))
       return fail("has shape [")

@@ -5,7 +5,7 @@ Run with Debian's Python (torch, onnx and numpy): ``/usr/bin/python3``.
 
     export_llama.py CONFIG_NAME_OR_JSON --out-dir DIR [--seed 0]
         [--prefill-len 8] [--past-len 8] [--external-data auto|always|never]
-        [--weights random|zeros] [--graphs prefill,decode] [--verify]
+        [--weights random|zeros] [--graphs prefill,decode] [--hf-inputs] [--verify]
 
 CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b``,
 ``llama2-13b``, ``codellama-34b``, ``qwen2-72b`` (the shapes of the paper's
@@ -28,6 +28,11 @@ Writes into DIR:
   [1, 1, vocab] and ``present.{i}.key/value`` of length past + 1.  The
   position of the new token is the past length, read from the past tensor's
   shape inside the graph.
+- With ``--hf-inputs``, both graphs also take ``attention_mask`` int64
+  [1, seq] (decode: [1, past_plus_1]) and ``position_ids`` int64 [1, seq]
+  (decode: [1, 1]) after ``input_ids``, as Hugging Face's exports do; the
+  mask is built from ``attention_mask`` the way Hugging Face builds it (0:
+  padding, not attended to), and the rotary factors from ``position_ids``.
 - ``inputs_prefill.npz`` / ``inputs_decode.npz``: arrays for those inputs
   (keys are the graph input names), drawn from ``--seed``.
 - With ``--verify``: ``torch_<graph>.npz`` (the torch module's outputs) and
@@ -75,7 +80,7 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 import onnx
@@ -109,6 +114,9 @@ class LlamaConfig:
     rope_style: str = "half"            # "half" (Llama) or "interleaved" (GPT-J)
     tie_word_embeddings: bool = False
     qkv_bias: bool = False              # QWen2: biases on q, k and v
+    # The export's interface: the graphs also take attention_mask and
+    # position_ids, as Hugging Face's and Optimum's exports do.
+    hf_inputs: bool = False
 
     def __post_init__(self):
         if self.dim % self.n_heads:
@@ -360,21 +368,31 @@ class LlamaModel(nn.Module):
         self.rotary_emb = LlamaRotaryEmbedding(config.head_dim, config.rope_theta,
                                                config.rope_style)
 
-    def forward(self, input_ids, past_key_values=None):
+    def forward(self, input_ids, past_key_values=None, attention_mask=None,
+                position_ids=None):
         inputs_embeds = self.embed_tokens(input_ids)
         q_len = input_ids.shape[1]
         past_len = past_key_values[0][0].shape[2] if past_key_values else 0
-        cache_position = torch.arange(past_len, past_len + q_len)
-        position_ids = cache_position.unsqueeze(0)
+        if position_ids is None:
+            cache_position = torch.arange(past_len, past_len + q_len)
+            position_ids = cache_position.unsqueeze(0)
 
-        # Like Hugging Face: a step after a cache takes one new token and needs
-        # no mask (decided without looking at traced sizes).
-        if past_key_values:
-            if not torch.jit.is_tracing() and q_len != 1:
-                raise ValueError("with past key/values, input_ids must hold one token")
+        if past_key_values and not torch.jit.is_tracing() and q_len != 1:
+            raise ValueError("with past key/values, input_ids must hold one token")
+        dtype = inputs_embeds.dtype
+        if attention_mask is not None:
+            # Hugging Face's 4D mask from a [batch, past + q_len] one: causal,
+            # and finfo.min wherever the given mask is 0 (padding).
+            causal = make_causal_mask(q_len, past_len if past_key_values else None,
+                                      dtype)
+            hidden = (1.0 - attention_mask[:, None, None, :].to(dtype)).to(torch.bool)
+            attention_mask = causal.masked_fill(hidden, torch.finfo(dtype).min)
+        elif past_key_values:
+            # Like Hugging Face: a step after a cache takes one new token and
+            # needs no mask (decided without looking at traced sizes).
             attention_mask = None
         else:
-            attention_mask = make_causal_mask(q_len, None, inputs_embeds.dtype)
+            attention_mask = make_causal_mask(q_len, None, dtype)
 
         hidden_states = inputs_embeds
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
@@ -399,12 +417,19 @@ class LlamaForCausalLM(nn.Module):
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
-    def forward(self, input_ids, *past):
+    def forward(self, input_ids, *rest):
+        """rest: with config.hf_inputs, attention_mask and position_ids, then
+        the past."""
         n = self.config.n_layers
+        attention_mask = position_ids = None
+        if self.config.hf_inputs:
+            attention_mask, position_ids, *rest = rest
+        past = rest
         if past and len(past) != 2 * n:
             raise ValueError(f"expected {2 * n} past tensors, got {len(past)}")
         past_key_values = [(past[2 * i], past[2 * i + 1]) for i in range(n)] if past else None
-        hidden_states, presents = self.model(input_ids, past_key_values)
+        hidden_states, presents = self.model(input_ids, past_key_values, attention_mask,
+                                             position_ids)
         logits = self.lm_head(hidden_states).float()
         return (logits,) + tuple(t for kv in presents for t in kv)
 
@@ -470,10 +495,11 @@ def build_model(config, weights, seed):
 # ----------------------------------------------------------------- inputs ---
 
 def input_names(config, graph):
+    first = ["input_ids"] + (["attention_mask", "position_ids"] if config.hf_inputs else [])
     if graph == "prefill":
-        return ["input_ids"]
-    return ["input_ids"] + [f"past.{i}.{kv}" for i in range(config.n_layers)
-                            for kv in ("key", "value")]
+        return first
+    return first + [f"past.{i}.{kv}" for i in range(config.n_layers)
+                    for kv in ("key", "value")]
 
 
 def output_names(config):
@@ -484,10 +510,14 @@ def output_names(config):
 def make_inputs(config, graph, seed, prefill_len, past_len):
     """Arrays keyed by graph input name; prefill and decode use distinct streams."""
     rng = np.random.default_rng([seed, 0 if graph == "prefill" else 1])
+    q_len, past = (prefill_len, 0) if graph == "prefill" else (1, past_len)
+    arrays = {"input_ids": rng.integers(0, config.vocab_size, size=(1, q_len),
+                                        dtype=np.int64)}
+    if config.hf_inputs:
+        arrays["attention_mask"] = np.ones((1, past + q_len), dtype=np.int64)
+        arrays["position_ids"] = np.arange(past, past + q_len, dtype=np.int64)[None]
     if graph == "prefill":
-        ids = rng.integers(0, config.vocab_size, size=(1, prefill_len), dtype=np.int64)
-        return {"input_ids": ids}
-    arrays = {"input_ids": rng.integers(0, config.vocab_size, size=(1, 1), dtype=np.int64)}
+        return arrays
     shape = (1, config.n_kv_heads, past_len, config.head_dim)
     for i in range(config.n_layers):
         for kv in ("key", "value"):
@@ -497,6 +527,10 @@ def make_inputs(config, graph, seed, prefill_len, past_len):
 
 def dynamic_axes(config, graph):
     axes = {}
+    if config.hf_inputs:
+        axes["attention_mask"] = {1: "seq" if graph == "prefill" else "past_plus_1"}
+        if graph == "prefill":
+            axes["position_ids"] = {1: "seq"}
     if graph == "prefill":
         axes["input_ids"] = {1: "seq"}
         axes["logits"] = {1: "seq"}
@@ -588,6 +622,9 @@ def set_io_shapes(proto, config, graph):
     total = "seq" if graph == "prefill" else "past_plus_1"
     kv = [1, config.n_kv_heads, None, config.head_dim]
     shapes = {"input_ids": [1, seq], "logits": [1, seq, config.vocab_size]}
+    if config.hf_inputs:
+        shapes["attention_mask"] = [1, total]
+        shapes["position_ids"] = [1, seq]
     for i in range(config.n_layers):
         for name in ("key", "value"):
             shapes[f"past.{i}.{name}"] = kv[:2] + ["past"] + kv[3:]
@@ -613,7 +650,8 @@ def torch_export(model, config, graph, path, example, weights):
         # Tracing runs the model, at a cost that grows with the token count:
         # trace one token (the graph is byte-identical for any length, its
         # sequence dim is dynamic; checked on tiny for lengths 1, 2, 3, 8).
-        args = (args[0][:, :1],) + args[1:]
+        args = tuple(a[:, :1] if n in ("input_ids", "attention_mask", "position_ids")
+                     and graph == "prefill" else a for n, a in zip(names, args))
     weight_inputs = {}
     ctx = _weights_kept_out(weight_inputs) if weights == "zeros" else contextlib.nullcontext()
     with ctx, torch.no_grad():
@@ -825,7 +863,7 @@ def structure_summary(proto, config, graph, seed, prefill_len, past_len):
                         ffn_dim=24, vocab_size=64, rms_eps=config.rms_eps,
                         rope_theta=config.rope_theta, rope_style=config.rope_style,
                         tie_word_embeddings=config.tie_word_embeddings,
-                        qkv_bias=config.qkv_bias)
+                        qkv_bias=config.qkv_bias, hf_inputs=config.hf_inputs)
     with tempfile.TemporaryDirectory() as tmp:
         ref_model = build_model(small, "random", seed)
         example = make_inputs(small, graph, seed, prefill_len, past_len)
@@ -892,11 +930,16 @@ def main(argv=None):
                     help="default: zeros for models over 2 GB, else random")
     ap.add_argument("--graphs", default="prefill,decode",
                     help="comma-separated subset of prefill,decode")
+    ap.add_argument("--hf-inputs", action="store_true",
+                    help="the graphs also take attention_mask and position_ids "
+                         "(int64), as Hugging Face's exports do")
     ap.add_argument("--verify", action="store_true",
                     help="run torch and ONNX Runtime on the inputs and compare")
     args = ap.parse_args(argv)
 
     config = load_config(args.config)
+    if args.hf_inputs:
+        config = replace(config, hf_inputs=True)
     graphs = [g for g in args.graphs.split(",") if g]
     if not graphs or any(g not in ("prefill", "decode") for g in graphs):
         ap.error("--graphs takes prefill, decode or prefill,decode")

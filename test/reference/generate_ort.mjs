@@ -6,7 +6,9 @@
 // token ids (1,2,3). Runs the prefill on the prompt (or, for a one-token
 // prompt, the decode graph on an empty past), then the decode graph once
 // per token with the presents fed back as the past, picking the most likely
-// token (the lowest id on ties) until N tokens or EOS. Prints the generated
+// token (the lowest id on ties) until N tokens or EOS. Graphs that take
+// Hugging Face's attention_mask and position_ids get all ones and the
+// tokens' positions. Prints the generated
 // ids as one line of JSON. Failures print one line `error: ...`, exit 1.
 
 import { createRequire } from 'node:module';
@@ -37,6 +39,19 @@ async function main(argv) {
   const decode = await ort.InferenceSession.create(path.join(dir, 'decode.onnx'), options);
   const ids = (list) => new ort.Tensor('int64', BigInt64Array.from(list.map(BigInt)),
                                       [1, list.length]);
+  // attention_mask and position_ids, for graphs that take them: `count`
+  // tokens after `past`.
+  const positionInputs = (session, past, count) => {
+    const feeds = {};
+    if (session.inputNames.includes('attention_mask'))
+      feeds.attention_mask = new ort.Tensor(
+        'int64', new BigInt64Array(past + count).fill(1n), [1, past + count]);
+    if (session.inputNames.includes('position_ids'))
+      feeds.position_ids = new ort.Tensor(
+        'int64', BigInt64Array.from({ length: count }, (_, i) => BigInt(past + i)),
+        [1, count]);
+    return feeds;
+  };
   // Past caches of the decode graph, from the presents of the last run.
   const pastOf = (results) => {
     const past = {};
@@ -47,17 +62,19 @@ async function main(argv) {
   };
   let results, past;
   if (prompt.length > 1) {
-    results = await prefill.run({ input_ids: ids(prompt) });
+    results = await prefill.run({ input_ids: ids(prompt),
+                                  ...positionInputs(prefill, 0, prompt.length) });
   } else {
     // An empty past: every past input with its position axis 0.
     past = {};
     for (const name of decode.inputNames)
-      if (name !== 'input_ids') {
+      if (name.startsWith('past.')) {
         const meta = decode.inputMetadata?.find?.((m) => m.name === name);
         const dims = meta?.shape?.map((d) => (typeof d === 'number' ? d : 0));
         past[name] = new ort.Tensor('float32', new Float32Array(0), dims);
       }
-    results = await decode.run({ input_ids: ids(prompt), ...past });
+    results = await decode.run({ input_ids: ids(prompt), ...past,
+                                 ...positionInputs(decode, 0, 1) });
   }
   const generated = [];
   for (;;) {
@@ -65,7 +82,9 @@ async function main(argv) {
     generated.push(token);
     if (token === eos || generated.length >= count) break;
     past = pastOf(results);
-    results = await decode.run({ input_ids: ids([token]), ...past });
+    const length = prompt.length + generated.length - 1;
+    results = await decode.run({ input_ids: ids([token]), ...past,
+                                 ...positionInputs(decode, length, 1) });
   }
   process.stdout.write(JSON.stringify(generated) + '\n');
 }
