@@ -1,10 +1,11 @@
-"""Imports, folds and raises an exported LLaMA graph and checks it.
+"""Imports, binds, folds and raises an exported LLaMA graph and checks it.
 
   run_llama.py BIN_DIR MODEL_DIR GRAPH WORK_DIR
 
 GRAPH is prefill or decode: MODEL_DIR/GRAPH.onnx with inputs
 MODEL_DIR/inputs_GRAPH.npz. Prints the raised op counts, checks that no shape
-computation survives tfm-fold-shapes, and compares `wafer-run eval` of the
+computation survives tfm-fold-shapes (after tfm-bind-position-inputs, for
+graphs that take position_ids or attention_mask), and compares `wafer-run eval` of the
 imported and of the raised module with ONNX Runtime (test/reference): every
 output's max abs error must be at most 1e-4 of its largest magnitude.
 Exit code 1 on any failure.
@@ -68,8 +69,8 @@ def main():
     run(tool("wafer-translate"), "--import-onnx", model, *shapes, "-o",
         imported)
     run(tool("wafer-opt"), imported,
-        "--pass-pipeline=builtin.module(func.func(tfm-fold-shapes))", "-o",
-        folded)
+        "--pass-pipeline=builtin.module(tfm-bind-position-inputs,"
+        "func.func(tfm-fold-shapes))", "-o", folded)
     left = {op: n for op, n in op_counts(folded).items() if op in SHAPE_OPS}
     if left:
         sys.exit(f"FAILED: shape computation left after folding: {left}")

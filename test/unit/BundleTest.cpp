@@ -72,6 +72,7 @@ Program richProgram() {
   lanes.sourceView = {3, 2};
   lanes.layout = {{Axis::None, 1}};
   p.inputs.push_back(lanes);
+  p.boundInputs = {{"position_ids", true}, {"attention_mask", false}};
   return p;
 }
 
@@ -85,6 +86,9 @@ TEST(Bundle, RoundTripPreservesTheDump) {
   llvm::Expected<Program> back = deserializeBundle(view, "mem");
   ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
   EXPECT_EQ(dump(*back), dump(p));
+  EXPECT_NE(dump(p).find("bound input 'position_ids' positions\n"
+                         "bound input 'attention_mask' ones\n"),
+            std::string::npos);
   EXPECT_EQ(back->inputs.back().data.toFloats(),
             p.inputs.back().data.toFloats());
   // Serialization is deterministic.

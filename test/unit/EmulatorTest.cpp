@@ -382,6 +382,37 @@ TEST(Emulator, OutputsHaveOneNameEach) {
   EXPECT_EQ(runError(p, iotaInput("x", {16})), "two outputs are named 'out'");
 }
 
+TEST(Emulator, BoundInputsAreCheckedNotRead) {
+  // position_ids and attention_mask the compiler bound to one unpadded
+  // sequence (tfm-bind-position-inputs): given, they must hold those
+  // values; absent, nothing is missing.
+  Program p = relayProgram();
+  p.boundInputs = {{"position_ids", true}, {"attention_mask", false}};
+  NDArrayMap inputs = iotaInput("x", {16});
+  EXPECT_EQ(runError(p, inputs), "");
+  inputs["position_ids"] = iotaInput("position_ids", {1, 3}).at("position_ids");
+  NDArray ones;
+  ones.shape = {1, 3};
+  ones.data = {1, 1, 1};
+  inputs["attention_mask"] = ones;
+  EXPECT_EQ(runError(p, inputs), "");
+  inputs["attention_mask"].data[1] = 0;
+  EXPECT_EQ(runError(p, inputs),
+            "input 'attention_mask' holds 0 at index 1; the program attends "
+            "to every token (it was compiled with the mask bound to ones: "
+            "padding is not supported)");
+  inputs["attention_mask"] = ones;
+  inputs["position_ids"].data[2] = 5;
+  EXPECT_EQ(runError(p, inputs),
+            "input 'position_ids' holds 5 at index 2; the program runs "
+            "positions 0 to 2 (it was compiled with them bound, for one "
+            "sequence without gaps)");
+  // A name the program reads cannot also be bound.
+  p.boundInputs = {{"x", false}};
+  EXPECT_EQ(runError(p, iotaInput("x", {16})),
+            "bound input 'x' is empty, repeated or read by the program");
+}
+
 TEST(Emulator, ARepeatPastTheBudgetFailsBeforeRunning) {
   // Each iteration takes at least one instruction, so a count beyond the
   // budget cannot finish; on a large grid running every core up to the

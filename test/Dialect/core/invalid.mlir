@@ -14,6 +14,14 @@ core.program attributes {grid = #mesh.grid<1x1>, ops = [], position = -1, target
 
 // -----
 
+// expected-error @+1 {{bound input 'position_ids' must be bound to "positions" or "ones"}}
+core.program attributes {bound_inputs = {position_ids = "zeros"}, grid = #mesh.grid<1x1>, ops = [], target = #mesh.target<base = "wse2">} {
+  core.role @all at #core.cores<x = 0:0:1, y = 0:0:1> {
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'ops' entries must be [name, kind, algorithm]}}
 core.program attributes {grid = #mesh.grid<2x2>, ops = [["m"]], target = #mesh.target<base = "wse2">} {
   core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
