@@ -44,6 +44,12 @@ rt::NDArrayMap wafer::makeInputs(const rt::Program &program,
       if (ids)
         array.dtype = "int64";
       fill(array, ids, tableRows.lookup(name));
+      // What the program was compiled for, so that the host evaluator
+      // (--check) computes the same.
+      for (const rt::BoundInput &bound : program.boundInputs)
+        if (bound.name == name)
+          for (auto [i, v] : llvm::enumerate(array.data))
+            v = bound.positions ? float(program.position + int64_t(i)) : 1.0f;
       inputs[name] = std::move(array);
     }
     return inputs;

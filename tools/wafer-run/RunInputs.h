@@ -12,9 +12,10 @@ namespace wafer {
 
 /// Inputs for the model: zeros, or uniform values from the seed (raw 64-bit
 /// Mersenne Twister, the same on every platform): floats in [-1, 1), token
-/// ids over the embedding's rows. Shapes are those of `imported` (the graph
-/// as imported) when given, so the host evaluator takes them too; else the
-/// program's.
+/// ids over the embedding's rows; the inputs the program was compiled with
+/// bound (Program::boundInputs) hold those values. Shapes are those of
+/// `imported` (the graph as imported) when given, so the host evaluator
+/// takes them too; else the program's.
 rt::NDArrayMap makeInputs(const rt::Program &program, mlir::ModuleOp imported,
                           bool random, uint64_t seed);
 
