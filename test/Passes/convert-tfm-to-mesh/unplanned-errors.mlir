@@ -22,9 +22,10 @@ func.func @main(%t: tensor<16x8xf32>, %ids: tensor<1x4xi64>) -> tensor<1x4x8xf32
 
 // -----
 
-// Positions given as a graph input select rows of a constant table.
-// CHECK: error: {{.*}}convert-tfm-to-mesh: no mesh plan for 'tfm.gather' of graph input 'position_ids' (the plans read only token ids and KV caches from graph inputs)
-func.func @main(%pos: tensor<1x4xi64> {tfm.name = "position_ids"}) -> tensor<1x4x8xf32> {
+// Ids given as a graph input select rows of a constant table (the position
+// inputs tfm-bind-position-inputs binds in the pipeline would too).
+// CHECK: error: {{.*}}convert-tfm-to-mesh: no mesh plan for 'tfm.gather' of graph input 'segment_ids' (the plans read only token ids and KV caches from graph inputs)
+func.func @main(%pos: tensor<1x4xi64> {tfm.name = "segment_ids"}) -> tensor<1x4x8xf32> {
   %t = tfm.constant dense<1.0> : tensor<16x8xf32>
   %0 = tfm.gather %t[%pos] {axis = 0 : i64} : (tensor<16x8xf32>, tensor<1x4xi64>) -> tensor<1x4x8xf32>
   return %0 : tensor<1x4x8xf32>
