@@ -45,7 +45,8 @@ struct FoldedConstants {
       return {};
     ElementsAttr attr = eval::attrFromTensor(
         *value, cast<RankedTensorType>(op.getResult(0).getType()));
-    tensors.try_emplace(attr, std::move(*value));
+    tensors.try_emplace(attr,
+                        std::make_unique<eval::Tensor>(std::move(*value)));
     return attr;
   }
 
@@ -53,12 +54,17 @@ private:
   const eval::Tensor &tensorOf(ElementsAttr value) {
     auto it = tensors.find(value);
     if (it == tensors.end())
-      it = tensors.try_emplace(value, eval::tensorFromAttr(value)).first;
-    return it->second;
+      it = tensors
+               .try_emplace(value, std::make_unique<eval::Tensor>(
+                                       eval::tensorFromAttr(value)))
+               .first;
+    return *it->second;
   }
 
   /// The conversions done, by attribute (uniqued: layers repeat them).
-  llvm::DenseMap<Attribute, eval::Tensor> tensors;
+  /// Held by pointer: a fold reads its operands' tensors by reference while
+  /// converting the next operand grows the map.
+  llvm::DenseMap<Attribute, std::unique_ptr<eval::Tensor>> tensors;
 };
 
 struct TfmFoldShapesPass
