@@ -493,6 +493,12 @@ LogicalResult Planner::planAttention(tfm::AttentionOp op) {
                         "prompt is not supported (wafer-run generate runs "
                         "one through the decode graph, at position 0)");
   if (query.getDimSize(2) > 1) {
+    if (caches)
+      return op.emitError("convert-tfm-to-mesh: attention of ")
+             << query.getDimSize(2)
+             << " new tokens after a past KV cache (a chunked prefill) is "
+                "not planned: run the prompt as a prefill on an empty past, "
+                "then one token per step";
     // Prefill: queries, keys and values all [L, KVH, X].
     if (!op.getCausal() || !isHeadForm(op.getKey()) ||
         !isHeadForm(op.getValue()))

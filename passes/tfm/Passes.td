@@ -52,7 +52,9 @@ def TfmFoldShapes : Pass<"tfm-fold-shapes", "mlir::func::FuncOp"> {
     all constants (or, for `tfm.shape`, whose input has a static shape) is
     evaluated with the host kernels and replaced by a `tfm.constant`, as long
     as the result has at most `max-elements` elements. Reshapes, expands and
-    casts that change nothing are dropped, and dead ops erased.
+    casts that change nothing are dropped, so are the empty operands of a
+    concat (a past KV cache of length 0: a graph with a cache run as a
+    prefill) and then a concat of one operand, and dead ops erased.
 
     Before:
     ```mlir

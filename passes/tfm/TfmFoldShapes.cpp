@@ -116,9 +116,18 @@ struct TfmFoldShapesPass
         op.erase();
   }
 
-  /// Reshapes, expands and casts to the type they already have.
+  /// Reshapes, expands and casts to the type they already have, and
+  /// concats of one operand once their empty ones are dropped (a graph with
+  /// a past KV cache run on an empty past: its prefill).
   static bool dropIfIdentity(Operation &op) {
-    if (!isa<tfm::ReshapeOp, tfm::ExpandOp, tfm::CastOp>(op) ||
+    if (auto concat = dyn_cast<tfm::ConcatOp>(op))
+      for (unsigned i = concat.getInputs().size(); i-- > 0;)
+        if (cast<RankedTensorType>(concat.getInputs()[i].getType())
+                    .getNumElements() == 0 &&
+            concat.getInputs().size() > 1)
+          concat.getInputsMutable().erase(i);
+    if (!isa<tfm::ReshapeOp, tfm::ExpandOp, tfm::CastOp, tfm::ConcatOp>(op) ||
+        (isa<tfm::ConcatOp>(op) && op.getNumOperands() != 1) ||
         op.getOperand(0).getType() != op.getResult(0).getType())
       return false;
     op.getResult(0).replaceAllUsesWith(op.getOperand(0));

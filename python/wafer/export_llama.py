@@ -33,6 +33,12 @@ Writes into DIR:
   (decode: [1, 1]) after ``input_ids``, as Hugging Face's exports do; the
   mask is built from ``attention_mask`` the way Hugging Face builds it (0:
   padding, not attended to), and the rotary factors from ``position_ids``.
+- ``merged.onnx`` (``--graphs merged``, with ``--hf-inputs``): one graph for
+  prefill and decode, as Optimum exports a model with a cache: inputs as
+  decode's but ``input_ids``, ``position_ids`` [1, seq] and
+  ``attention_mask`` [1, total]; outputs ``logits`` [1, seq, vocab] and the
+  presents of length ``total`` (past + seq).  Its inputs file holds a
+  prompt of ``--prefill-len`` tokens on an empty past (length 0).
 - ``inputs_prefill.npz`` / ``inputs_decode.npz``: arrays for those inputs
   (keys are the graph input names), drawn from ``--seed``.
 - With ``--verify``: ``torch_<graph>.npz`` (the torch module's outputs) and
@@ -377,8 +383,10 @@ class LlamaModel(nn.Module):
             cache_position = torch.arange(past_len, past_len + q_len)
             position_ids = cache_position.unsqueeze(0)
 
-        if past_key_values and not torch.jit.is_tracing() and q_len != 1:
-            raise ValueError("with past key/values, input_ids must hold one token")
+        if (past_key_values and attention_mask is None and not torch.jit.is_tracing()
+                and q_len != 1):
+            raise ValueError("with past key/values and no attention_mask, input_ids "
+                             "must hold one token")
         dtype = inputs_embeds.dtype
         if attention_mask is not None:
             # Hugging Face's 4D mask from a [batch, past + q_len] one: causal,
@@ -494,6 +502,9 @@ def build_model(config, weights, seed):
 
 # ----------------------------------------------------------------- inputs ---
 
+GRAPHS = ("prefill", "decode", "merged")
+
+
 def input_names(config, graph):
     first = ["input_ids"] + (["attention_mask", "position_ids"] if config.hf_inputs else [])
     if graph == "prefill":
@@ -508,9 +519,13 @@ def output_names(config):
 
 
 def make_inputs(config, graph, seed, prefill_len, past_len):
-    """Arrays keyed by graph input name; prefill and decode use distinct streams."""
-    rng = np.random.default_rng([seed, 0 if graph == "prefill" else 1])
-    q_len, past = (prefill_len, 0) if graph == "prefill" else (1, past_len)
+    """Arrays keyed by graph input name; each graph has its own stream.
+
+    merged: the prompt of prefill_len tokens on an empty past (its prefill).
+    """
+    rng = np.random.default_rng([seed, GRAPHS.index(graph)])
+    q_len, past = {"prefill": (prefill_len, 0), "decode": (1, past_len),
+                   "merged": (prefill_len, 0)}[graph]
     arrays = {"input_ids": rng.integers(0, config.vocab_size, size=(1, q_len),
                                         dtype=np.int64)}
     if config.hf_inputs:
@@ -518,7 +533,7 @@ def make_inputs(config, graph, seed, prefill_len, past_len):
         arrays["position_ids"] = np.arange(past, past + q_len, dtype=np.int64)[None]
     if graph == "prefill":
         return arrays
-    shape = (1, config.n_kv_heads, past_len, config.head_dim)
+    shape = (1, config.n_kv_heads, past, config.head_dim)
     for i in range(config.n_layers):
         for kv in ("key", "value"):
             arrays[f"past.{i}.{kv}"] = rng.standard_normal(shape).astype(np.float32)
@@ -526,23 +541,27 @@ def make_inputs(config, graph, seed, prefill_len, past_len):
 
 
 def dynamic_axes(config, graph):
+    seq, total = io_dims(graph)
     axes = {}
     if config.hf_inputs:
-        axes["attention_mask"] = {1: "seq" if graph == "prefill" else "past_plus_1"}
-        if graph == "prefill":
+        axes["attention_mask"] = {1: total}
+        if seq == "seq":
             axes["position_ids"] = {1: "seq"}
-    if graph == "prefill":
+    if seq == "seq":
         axes["input_ids"] = {1: "seq"}
         axes["logits"] = {1: "seq"}
-        for i in range(config.n_layers):
-            for kv in ("key", "value"):
-                axes[f"present.{i}.{kv}"] = {2: "seq"}
-    else:
-        for i in range(config.n_layers):
-            for kv in ("key", "value"):
+    for i in range(config.n_layers):
+        for kv in ("key", "value"):
+            if graph != "prefill":
                 axes[f"past.{i}.{kv}"] = {2: "past"}
-                axes[f"present.{i}.{kv}"] = {2: "past_plus_1"}
+            axes[f"present.{i}.{kv}"] = {2: total}
     return axes
+
+
+def io_dims(graph):
+    """The new tokens' and the present caches' length dimension of a graph."""
+    return {"prefill": ("seq", "seq"), "decode": (1, "past_plus_1"),
+            "merged": ("seq", "total")}[graph]
 
 
 # ----------------------------------------------------------------- export ---
@@ -618,8 +637,7 @@ def set_io_shapes(proto, config, graph):
     torch's shape inference loses some static dims of the outputs (it names
     them e.g. 'Castlogits_dim_0'); every output's shape is known, so state it.
     """
-    seq = "seq" if graph == "prefill" else 1
-    total = "seq" if graph == "prefill" else "past_plus_1"
+    seq, total = io_dims(graph)
     kv = [1, config.n_kv_heads, None, config.head_dim]
     shapes = {"input_ids": [1, seq], "logits": [1, seq, config.vocab_size]}
     if config.hf_inputs:
@@ -929,7 +947,8 @@ def main(argv=None):
     ap.add_argument("--weights", choices=["random", "zeros"],
                     help="default: zeros for models over 2 GB, else random")
     ap.add_argument("--graphs", default="prefill,decode",
-                    help="comma-separated subset of prefill,decode")
+                    help="comma-separated subset of prefill,decode,merged "
+                         "(merged needs --hf-inputs)")
     ap.add_argument("--hf-inputs", action="store_true",
                     help="the graphs also take attention_mask and position_ids "
                          "(int64), as Hugging Face's exports do")
@@ -941,8 +960,11 @@ def main(argv=None):
     if args.hf_inputs:
         config = replace(config, hf_inputs=True)
     graphs = [g for g in args.graphs.split(",") if g]
-    if not graphs or any(g not in ("prefill", "decode") for g in graphs):
-        ap.error("--graphs takes prefill, decode or prefill,decode")
+    if not graphs or any(g not in GRAPHS for g in graphs):
+        ap.error("--graphs takes a comma-separated subset of prefill,decode,merged")
+    if "merged" in graphs and not config.hf_inputs:
+        ap.error("--graphs merged needs --hf-inputs: its causal mask comes from "
+                 "attention_mask, as in Hugging Face's exports with a cache")
     if args.prefill_len < 1 or args.past_len < 1:
         ap.error("--prefill-len and --past-len must be at least 1")
     weight_bytes = 4 * config.n_params()

@@ -5,8 +5,11 @@
         generate_ort.mjs's list
     hf_inputs.py bad MODEL_DIR WORK_DIR
         writes WORK_DIR/padded.npz (the prefill's inputs with a padding 0 in
-        attention_mask) and WORK_DIR/shifted.npz (the decode's with
-        position_ids one past the past)
+        attention_mask), WORK_DIR/shifted.npz (the decode's with
+        position_ids one past the past) and WORK_DIR/chunk.npz (the
+        decode's with three new tokens)
+    hf_inputs.py close OUT.npz REFERENCE.npz
+        every array of REFERENCE within 1e-4 of its largest magnitude
 """
 import json
 import os
@@ -31,7 +34,27 @@ def bad(model_dir, work):
     arrays = dict(np.load(os.path.join(model_dir, "inputs_decode.npz")))
     arrays["position_ids"] += 1
     np.savez(os.path.join(work, "shifted.npz"), **arrays)
+    past = arrays["attention_mask"].shape[1] - 1
+    arrays["input_ids"] = np.array([[1, 2, 3]], dtype=np.int64)
+    arrays["position_ids"] = np.arange(past, past + 3, dtype=np.int64)[None]
+    arrays["attention_mask"] = np.ones((1, past + 3), dtype=np.int64)
+    np.savez(os.path.join(work, "chunk.npz"), **arrays)
+
+
+def close(out_path, ref_path):
+    got, ref = np.load(out_path), np.load(ref_path)
+    worst = 0.0
+    for name in ref.files:
+        if got[name].shape != ref[name].shape:
+            sys.exit(f"{name}: shape {got[name].shape}, reference {ref[name].shape}")
+        error = float(np.abs(got[name] - ref[name]).max()) / max(
+            float(np.abs(ref[name]).max()), 1e-30)
+        if error > 1e-4:
+            sys.exit(f"{name}: relative error {error:.3e}")
+        worst = max(worst, error)
+    print(f"{len(ref.files)} outputs within 1e-4 of ONNX Runtime's "
+          f"(worst {worst:.2e})")
 
 
 if __name__ == "__main__":
-    {"same": same, "bad": bad}[sys.argv[1]](*sys.argv[2:])
+    {"same": same, "bad": bad, "close": close}[sys.argv[1]](*sys.argv[2:])
