@@ -78,9 +78,10 @@ llvm::Error wafer::parseInputShape(llvm::StringRef text,
   dims.split(parts, 'x');
   for (llvm::StringRef part : parts) {
     int64_t d;
-    if (part.getAsInteger(10, d) || d <= 0)
+    // 0 is a size as any other (an empty past KV cache), as in --inputs.
+    if (part.getAsInteger(10, d) || d < 0)
       return fail("--input-shape '" + text + "': dimension '" + part +
-                  "' is not a positive integer");
+                  "' is not a non-negative integer");
     shape.push_back(d);
   }
   if (!options.inputShapes.try_emplace(name.str(), shape).second)
@@ -94,9 +95,9 @@ llvm::Error wafer::parseDimParam(llvm::StringRef text,
   int64_t n;
   if (name.empty() || value.empty())
     return fail("--dim-param '" + text + "': expected NAME=N");
-  if (value.getAsInteger(10, n) || n <= 0)
+  if (value.getAsInteger(10, n) || n < 0)
     return fail("--dim-param '" + text + "': '" + value +
-                "' is not a positive integer");
+                "' is not a non-negative integer");
   auto [it, fresh] = options.dimParams.try_emplace(name.str(), n);
   if (!fresh && it->second != n)
     return fail("--dim-param " + name + " is given twice, as " +

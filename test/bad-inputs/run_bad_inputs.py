@@ -252,14 +252,19 @@ def build(c):
     for name, arg, words in [
             ("shape_no_dims", "x=", "expected NAME=D0xD1"),
             ("shape_no_name", "=3x48", "expected NAME=D0xD1"),
-            ("shape_zero", "x=0x48", "not a positive integer"),
-            ("shape_negative", "x=-1x48", "not a positive integer"),
+            ("shape_negative", "x=-1x48", "not a non-negative integer"),
             ("shape_huge", "x=99999999999999999999x48",
-             "not a positive integer"),
+             "not a non-negative integer"),
             ("shape_rank", "x=3", "has rank 1"),
             ("shape_not_input", "y=3x48", "not a graph input")]:
         c.bad("onnx_input_" + name, imp + [w("dynamic.onnx"), "--input-shape",
                                            arg], words)
+    # A size of 0 imports (an empty past KV cache is one); no grid holds it.
+    c.bad("run_input_shape_zero",
+          [run, "run", w("dynamic.onnx"), "--input-shape", "x=0x48", "--grid",
+           "2x2", "--init", "random"],
+          "'tfm.linear' has an empty tensor 'tensor<0x48xf32>'; the grid holds "
+          "no tensors with a dimension of size 0")
 
     # External data.
     raw = np.random.default_rng(0).standard_normal((6, 48)).astype(
