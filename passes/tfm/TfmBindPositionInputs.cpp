@@ -29,8 +29,7 @@ struct TfmBindPositionInputs
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main || main.isExternal())
       return;
-    // Argument index of each bound input, and the past the positions
-    // follow.
+    // The argument index of each input to bind.
     std::optional<unsigned> positions, mask;
     for (unsigned i = 0; i < main.getNumArguments(); ++i) {
       auto name = main.getArgAttrOfType<StringAttr>(i, "tfm.name");
@@ -70,7 +69,6 @@ struct TfmBindPositionInputs
       bindArgument(main, *positions, DenseElementsAttr::get(type, values));
       bound.append(kPositions, b.getStringAttr("positions"));
     }
-    // Erased last first, so the other index stays right.
     BitVector erased(main.getNumArguments());
     for (std::optional<unsigned> index : {positions, mask})
       if (index)
@@ -125,7 +123,7 @@ struct TfmBindPositionInputs
     std::optional<int64_t> past;
     for (BlockArgument arg : main.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || type.getRank() != 4 ||
+      if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
           !isa<FloatType>(type.getElementType()))
         continue;
       if (past && *past != type.getDimSize(2)) {
