@@ -5,7 +5,8 @@ Run with Debian's Python (torch, onnx and numpy): ``/usr/bin/python3``.
 
     export_llama.py CONFIG_NAME_OR_JSON --out-dir DIR [--seed 0]
         [--prefill-len 8] [--past-len 8] [--external-data auto|always|never]
-        [--weights random|zeros] [--graphs prefill,decode] [--hf-inputs] [--verify]
+        [--weights random|zeros] [--graphs prefill,decode[,merged]] [--hf-inputs]
+        [--verify]
 
 CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b``,
 ``llama2-13b``, ``codellama-34b``, ``qwen2-72b`` (the shapes of the paper's
