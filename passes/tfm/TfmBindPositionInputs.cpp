@@ -51,7 +51,7 @@ struct TfmBindPositionInputs
       past = *found;
     }
 
-    OpBuilder b(main.getBody());
+    Builder b(&getContext());
     NamedAttrList bound;
     if (mask) {
       auto type = argType(main, *mask);

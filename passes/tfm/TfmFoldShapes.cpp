@@ -98,6 +98,7 @@ struct TfmFoldShapesPass
           constants.values[result] = constant.getValue();
         continue;
       }
+      dropEmptyConcatOperands(op);
       if (dropIfIdentity(op) || !small)
         continue;
       ElementsAttr value = constants.fold(op);
@@ -116,16 +117,22 @@ struct TfmFoldShapesPass
         op.erase();
   }
 
-  /// Reshapes, expands and casts to the type they already have, and
-  /// concats of one operand once their empty ones are dropped (a graph with
-  /// a past KV cache run on an empty past: its prefill).
+  /// A concat's empty operands, all but one (a past KV cache of length 0:
+  /// a graph with a cache run as a prefill).
+  static void dropEmptyConcatOperands(Operation &op) {
+    auto concat = dyn_cast<tfm::ConcatOp>(op);
+    if (!concat)
+      return;
+    for (unsigned i = concat.getInputs().size(); i-- > 0;)
+      if (cast<RankedTensorType>(concat.getInputs()[i].getType())
+                  .getNumElements() == 0 &&
+          concat.getInputs().size() > 1)
+        concat.getInputsMutable().erase(i);
+  }
+
+  /// Reshapes, expands, casts and concats of one operand to the type they
+  /// already have.
   static bool dropIfIdentity(Operation &op) {
-    if (auto concat = dyn_cast<tfm::ConcatOp>(op))
-      for (unsigned i = concat.getInputs().size(); i-- > 0;)
-        if (cast<RankedTensorType>(concat.getInputs()[i].getType())
-                    .getNumElements() == 0 &&
-            concat.getInputs().size() > 1)
-          concat.getInputsMutable().erase(i);
     if (!isa<tfm::ReshapeOp, tfm::ExpandOp, tfm::CastOp, tfm::ConcatOp>(op) ||
         (isa<tfm::ConcatOp>(op) && op.getNumOperands() != 1) ||
         op.getOperand(0).getType() != op.getResult(0).getType())

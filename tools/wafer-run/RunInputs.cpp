@@ -49,7 +49,7 @@ rt::NDArrayMap wafer::makeInputs(const rt::Program &program,
       for (const rt::BoundInput &bound : program.boundInputs)
         if (bound.name == name)
           for (auto [i, v] : llvm::enumerate(array.data))
-            v = bound.positions ? float(program.position + int64_t(i)) : 1.0f;
+            v = float(bound.valueAt(program.position, int64_t(i)));
       inputs[name] = std::move(array);
     }
     return inputs;

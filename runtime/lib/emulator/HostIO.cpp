@@ -132,8 +132,7 @@ Error checkBoundInputs(const Program &p, const NDArrayMap &inputs,
       continue;
     const NDArray &a = it->second;
     for (auto [i, value] : llvm::enumerate(a.data)) {
-      double expected = bound.positions ? double(position + int64_t(i)) : 1.0;
-      if (double(value) == expected)
+      if (double(value) == double(bound.valueAt(position, int64_t(i))))
         continue;
       if (bound.positions)
         return err(formatv("input '{0}' holds {1} at index {2}; the program "

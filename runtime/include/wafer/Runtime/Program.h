@@ -402,6 +402,10 @@ struct BoundInput {
   /// The run's position on, one per element (position_ids); else all ones
   /// (attention_mask).
   bool positions = false;
+  /// Element `index`'s value in a run at `position`.
+  int64_t valueAt(int64_t position, int64_t index) const {
+    return positions ? position + index : 1;
+  }
 };
 
 struct Program {
