@@ -9,13 +9,19 @@
         position_ids one past the past) and WORK_DIR/chunk.npz (the
         decode's with three new tokens)
     hf_inputs.py close OUT.npz REFERENCE.npz
-        every array of REFERENCE within 1e-4 of its largest magnitude
+        every output within 1e-4 of its reference's largest magnitude
+        (wafer.testing.compare: both files hold the same names and shapes)
 """
 import json
 import os
 import sys
 
 import numpy as np
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(SRC, "python"))
+
+from wafer import testing  # noqa: E402
 
 
 def same(out_path, ort_path):
@@ -42,19 +48,11 @@ def bad(model_dir, work):
 
 
 def close(out_path, ref_path):
-    got, ref = np.load(out_path), np.load(ref_path)
-    worst = 0.0
-    for name in ref.files:
-        if got[name].shape != ref[name].shape:
-            sys.exit(f"{name}: shape {got[name].shape}, reference {ref[name].shape}")
-        error = float(np.abs(got[name] - ref[name]).max()) / max(
-            float(np.abs(ref[name]).max()), 1e-30)
-        if error > 1e-4:
-            sys.exit(f"{name}: relative error {error:.3e}")
-        worst = max(worst, error)
-    print(f"{len(ref.files)} outputs within 1e-4 of ONNX Runtime's "
-          f"(worst {worst:.2e})")
-
+    worst = testing.compare(out_path, ref_path)
+    if not worst <= 1e-4:
+        sys.exit(f"relative error {worst:.3e}")
+    print(f"{len(testing.load_npz(ref_path))} outputs within 1e-4 of ONNX "
+          f"Runtime's (worst {worst:.2e})")
 
 if __name__ == "__main__":
     {"same": same, "bad": bad, "close": close}[sys.argv[1]](*sys.argv[2:])
