@@ -31,7 +31,14 @@ std::vector<int64_t> CoreClock::perCore() const {
   return sums;
 }
 
+std::vector<int64_t> CoreClock::runLatests() const {
+  if (run)
+    return run->latests;
+  return {last};
+}
+
 void CoreClock::barrier(int64_t cycles) {
+  run.reset();
   form = Form::Uniform;
   times.clear();
   columns.clear();
@@ -44,6 +51,10 @@ void CoreClock::local(int64_t cycles) {
   for (int64_t &time : form == Form::Separable ? rows : times)
     time = saturatingAdd(time, cycles);
   last = saturatingAdd(last, cycles);
+  if (run) {
+    run->ops.emplace_back(std::in_place_type<LocalWork>, LocalWork{cycles});
+    run->latests.push_back(last);
+  }
 }
 
 void CoreClock::lines(bool alongX, int64_t cycles) {
@@ -72,6 +83,7 @@ void CoreClock::setSeparable(std::vector<int64_t> columnPart,
 
 void CoreClock::lines(bool alongX,
                       const std::function<void(std::vector<int64_t> &)> &op) {
+  run.reset();
   if (form == Form::General)
     return generalLines(alongX, op);
   // Every line is the same line, `along`, started `across` later: one op
@@ -150,6 +162,7 @@ void CoreClock::becomeSeparableIfSo() {
 
 void CoreClock::set(std::vector<int64_t> perCoreTimes) {
   assert(int64_t(perCoreTimes.size()) == h * w && "one time per core");
+  run.reset();
   columns.clear();
   rows.clear();
   last = *std::max_element(perCoreTimes.begin(), perCoreTimes.end());

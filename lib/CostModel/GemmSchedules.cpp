@@ -1,12 +1,12 @@
 //===- GemmSchedules.cpp - The cycles of SUMMA's and MeshGEMM's steps -----===//
 //
-// A GEMM's steps are simulated core by core in the order of their time, as
+// SUMMA's steps are simulated core by core in the order of their time, as
 // the emulator runs the lowered program (passes/conversion/LowerGemm.cpp),
-// within a budget of core-steps; beyond it the closed forms of the
-// schedules' steady states stand in.
+// within a budget of core-steps (MeshGEMM's: RingRuns.cpp); beyond it the
+// closed forms of the schedules' steady states stand in.
 //
 //===----------------------------------------------------------------------===//
-#include "wafer/CostModel/CostModel.h"
+#include "Schedules.h"
 #include "wafer/Runtime/Fabric.h"
 
 #include <algorithm>
@@ -71,35 +71,6 @@ static double shiftSteps(const rt::TimingModel &timing, const GemmTiling &t,
   return cycles;
 }
 
-/// Core-steps a GEMM's schedule is simulated for at most (about 0.2 s);
-/// beyond it the estimates use closed forms.
-constexpr int64_t kCoreStepBudget = 1'000'000;
-
-/// The cores of a simulated schedule by their time, earliest first (ties:
-/// the lower core id, the order the emulator commits sends in).
-class ReadyCores {
-public:
-  /// Every core, at its start time (none: 0).
-  ReadyCores(int64_t cores, const std::vector<int64_t> &starts) {
-    for (int64_t c = 0; c < cores; ++c)
-      push(starts.empty() ? 0 : starts[c], c);
-  }
-  bool empty() const { return queue.empty(); }
-  void push(int64_t time, int64_t core) {
-    queue.push((uint64_t(time) << kCoreBits) | uint64_t(core));
-  }
-  std::pair<int64_t, int64_t> pop() {
-    uint64_t top = queue.top();
-    queue.pop();
-    return {int64_t(top >> kCoreBits), int64_t(top & ((1u << kCoreBits) - 1))};
-  }
-
-private:
-  // 2^24 cores (more than a wafer's) and 2^40 cycles.
-  static constexpr unsigned kCoreBits = 24;
-  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> queue;
-};
-
 /// Each core's end of a simulated schedule, or nullopt beyond the budget.
 using CoreEnds = std::optional<std::vector<int64_t>>;
 
@@ -107,14 +78,12 @@ using CoreEnds = std::optional<std::vector<int64_t>>;
 /// tiling, the grid and the prices; a model's layers repeat the same few
 /// GEMMs, so each is simulated once per process.
 template <typename Simulate>
-static const CoreEnds &memoized(const GemmTiling &t, int64_t h, int64_t w,
-                                bool interleave, rt::DType dtype,
-                                const rt::TimingModel &timing, int kind,
-                                Simulate simulate) {
-  using Key = std::array<int64_t, 17>;
+static const CoreEnds &
+memoized(const GemmTiling &t, int64_t h, int64_t w, bool interleave,
+         rt::DType dtype, const rt::TimingModel &timing, Simulate simulate) {
+  using Key = std::array<int64_t, 16>;
   const rt::Target &target = timing.target();
-  Key key = {kind,
-             h,
+  Key key = {h,
              w,
              interleave,
              int64_t(dtype),
@@ -313,139 +282,6 @@ static CoreEnds simulateSumma(const rt::TimingModel &timing,
   return endsOf(cores);
 }
 
-/// MeshGEMM's (or Cannon's) alignment and compute-shift steps evaluated
-/// core by core, or nullopt beyond a budget of core-steps. Core (lx, ly)
-/// first shifts A ly times and B lx times (both at once while both shift),
-/// then runs blocks - 1 steps that send A and B, multiply and receive; each
-/// receive takes the next message from the next ring position and rotates
-/// the slots of a wrap-around. The cores advance in the order of their
-/// time, as the emulator's do, because messages meet on a core's ramps:
-/// a send waits for the core's earlier sends to leave, an arrival for the
-/// ones before it to come in (the B tile of a core already computing can
-/// hold up the A tile of one still aligning), and a receive for the send
-/// that last read its buffer. Each core starts at `starts` (none: 0).
-static CoreEnds simulateMeshGemm(const rt::TimingModel &timing,
-                                 const GemmTiling &t, int64_t h, int64_t w,
-                                 bool interleave, rt::DType dtype,
-                                 int64_t multiply,
-                                 const std::vector<int64_t> &starts) {
-  int64_t n = h * w;
-  int64_t rounds = std::max(h, w) - 1 + t.blocks - 1;
-  if (rounds > kCoreStepBudget / n)
-    return std::nullopt;
-  bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
-  // A shifts along x, B along y; index 0 is A, 1 is B.
-  int64_t tiles[2] = {t.aSlots * t.mt * t.kt, t.bSlots * t.kt * t.nt};
-  int64_t extents[2] = {w, h}, slots[2] = {t.aSlots, t.bSlots};
-  std::vector<int64_t> order[2] = {rt::ringOrder(w, interleave),
-                                   rt::ringOrder(h, interleave)};
-  int64_t issue = timing.sendIssueCycles(), receive = timing.receiveCycles();
-  int64_t ramp = timing.rampCycles(), hop = timing.hopCycles();
-  struct Core {
-    int64_t now = 0, rampOut = 0, rampIn = 0;
-    // Steps done, and how far into this one: sending A (0) and B (1),
-    // each at its own time as the emulator commits sends in time order,
-    // then multiplying and receiving (2).
-    int64_t step = 0;
-    int phase = 0;
-    bool waiting = false;
-    // Per operand: when this step's send and the one before left the
-    // core, and the arrivals not yet received.
-    int64_t sent[2] = {0, 0}, left[2] = {0, 0};
-    std::deque<int64_t> inbox[2];
-  };
-  std::vector<Core> cores(n);
-  for (int64_t c = 0; c < n && !starts.empty(); ++c)
-    cores[c].now = starts[c];
-  // Core (x, y)'s step s: which operands it shifts, whether it multiplies.
-  struct Step {
-    bool shifts[2];
-    bool compute;
-  };
-  auto plan = [&](int64_t x, int64_t y, int64_t s) {
-    int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
-    int64_t onlyA = shiftsA ? y - both : 0, onlyB = shiftsB ? x - both : 0;
-    if (s < both)
-      return Step{{true, true}, false};
-    if (s < both + onlyA)
-      return Step{{true, false}, false};
-    if (s < both + onlyA + onlyB)
-      return Step{{false, true}, false};
-    return Step{{shiftsA, shiftsB}, true};
-  };
-  auto steps = [&](int64_t x, int64_t y) {
-    int64_t both = shiftsA && shiftsB ? std::min(x, y) : 0;
-    return (shiftsA ? y : 0) + (shiftsB ? x : 0) - both + t.blocks - 1;
-  };
-  ReadyCores ready(n, starts);
-  // Sends operand k of core c to the previous ring position; the receiver
-  // reserves its ramp in the order of the sends.
-  auto send = [&](int64_t c, int k) {
-    Core &from = cores[c];
-    int64_t x = c % w, y = c / w;
-    int64_t pos = k == 0 ? x : y, prev = (pos + extents[k] - 1) % extents[k];
-    int64_t to = k == 0 ? y * w + prev : prev * w + x;
-    int64_t occupancy =
-        timing.occupancy(rt::TimingModel::words(tiles[k], dtype));
-    int64_t start = std::max(from.now, from.rampOut);
-    from.rampOut = start + occupancy;
-    from.sent[k] = start + occupancy;
-    from.now += issue;
-    int64_t head =
-        start + ramp + std::abs(order[k][pos] - order[k][prev]) * hop;
-    Core &receiver = cores[to];
-    int64_t in = std::max(head, receiver.rampIn);
-    receiver.rampIn = in + occupancy;
-    receiver.inbox[k].push_back(in + occupancy + ramp);
-    if (receiver.waiting) {
-      receiver.waiting = false;
-      ready.push(receiver.now, to);
-    }
-  };
-  while (!ready.empty()) {
-    int64_t c = ready.pop().second;
-    Core &core = cores[c];
-    int64_t x = c % w, y = c / w;
-    if (core.step == steps(x, y)) {
-      core.now += multiply;
-      continue;
-    }
-    Step step = plan(x, y, core.step);
-    bool ring[2] = {step.shifts[0] && w > 1, step.shifts[1] && h > 1};
-    if (core.phase < 2) {
-      int k = core.phase++;
-      if (ring[k])
-        send(c, k);
-      if (k == 1 && step.compute)
-        core.now += multiply;
-      ready.push(core.now, c);
-      continue;
-    }
-    if ((ring[0] && core.inbox[0].empty()) ||
-        (ring[1] && core.inbox[1].empty())) {
-      core.waiting = true;
-      continue;
-    }
-    for (int k : {0, 1}) {
-      if (ring[k]) {
-        core.now =
-            std::max({core.now, core.inbox[k].front(), core.left[k]}) + receive;
-        core.inbox[k].pop_front();
-        core.left[k] = core.sent[k];
-      }
-      // The wrap-around (or a ring of one) rotates the slots.
-      int64_t pos = k == 0 ? x : y;
-      if (step.shifts[k] && slots[k] > 1 &&
-          (extents[k] == 1 || pos == extents[k] - 1))
-        core.now += timing.kernelCycles(tiles[k], dtype);
-    }
-    ++core.step;
-    core.phase = 0;
-    ready.push(core.now, c);
-  }
-  return endsOf(cores);
-}
-
 /// SUMMA's steady state, beyond the simulation's budget (within 0.2% of
 /// the simulation on square grids, 5% on non-square ones measured). A
 /// step's broadcast starts at its owner once the owner is done with the
@@ -474,10 +310,9 @@ static int64_t summaSteadyState(const rt::TimingModel &timing,
 }
 
 /// MeshGEMM's closed form, beyond the simulation's budget.
-static int64_t meshGemmClosedForm(const rt::TimingModel &timing,
-                                  const GemmTiling &t, int64_t h, int64_t w,
-                                  bool interleave, rt::DType dtype,
-                                  int64_t multiply) {
+int64_t meshGemmClosedForm(const rt::TimingModel &timing, const GemmTiling &t,
+                           int64_t h, int64_t w, bool interleave,
+                           rt::DType dtype, int64_t multiply) {
   // Alignment: the last row shifts A H - 1 times and the last column B
   // W - 1 times, both together as long as both shift.
   bool shiftsA = w > 1 || t.aSlots > 1, shiftsB = h > 1 || t.bSlots > 1;
@@ -501,7 +336,7 @@ void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
   advanceSchedule(
       clock,
       [&]() -> const CoreEnds & {
-        return memoized(t, h, w, false, dtype, timing, /*kind=*/0, [&] {
+        return memoized(t, h, w, false, dtype, timing, [&] {
           return simulateSumma(timing, t, h, w, dtype, multiply, {});
         });
       },
@@ -509,27 +344,6 @@ void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
         return simulateSumma(timing, t, h, w, dtype, multiply, starts);
       },
       [&] { return summaSteadyState(timing, t, h, w, dtype, multiply); });
-}
-
-void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
-                     bool interleave, rt::DType dtype, int64_t multiply,
-                     CoreClock &clock) {
-  int64_t h = clock.height(), w = clock.width();
-  advanceSchedule(
-      clock,
-      [&]() -> const CoreEnds & {
-        return memoized(t, h, w, interleave, dtype, timing, /*kind=*/1, [&] {
-          return simulateMeshGemm(timing, t, h, w, interleave, dtype, multiply,
-                                  {});
-        });
-      },
-      [&](const std::vector<int64_t> &starts) {
-        return simulateMeshGemm(timing, t, h, w, interleave, dtype, multiply,
-                                starts);
-      },
-      [&] {
-        return meshGemmClosedForm(timing, t, h, w, interleave, dtype, multiply);
-      });
 }
 
 } // namespace wafer::cost

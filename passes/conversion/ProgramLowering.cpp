@@ -222,10 +222,18 @@ int64_t ProgramLowering::recordOp(Operation *op, StringRef kind,
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
   // An op's estimate is how much later the last core is done with it than
   // with the op before: the ops' estimates add up to the last core's time.
-  int64_t before = clock.latest();
+  // An op simulated together with the ops before it revises their ends.
   cast<mesh::CostedOpInterface>(op).advanceClock(clock, grid, timing,
                                                  interleave);
-  estimatedCycles.push_back(clock.latest() - before);
+  std::vector<int64_t> run = clock.runLatests();
+  latestAfterOp.push_back(0);
+  estimatedCycles.push_back(0);
+  assert(run.size() <= latestAfterOp.size() && "a run of recorded ops");
+  size_t first = latestAfterOp.size() - run.size();
+  for (size_t i = first; i < latestAfterOp.size(); ++i) {
+    latestAfterOp[i] = run[i - first];
+    estimatedCycles[i] = latestAfterOp[i] - (i ? latestAfterOp[i - 1] : 0);
+  }
   return int64_t(opsInfo.size()) - 1;
 }
 

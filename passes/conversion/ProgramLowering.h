@@ -317,6 +317,8 @@ private:
   /// The estimate of each op in opsInfo: how much later the last core is
   /// done with it than with the op before.
   SmallVector<int64_t> estimatedCycles;
+  /// The last core's time after each op (the clock's latest()).
+  SmallVector<int64_t> latestAfterOp;
   /// Where every buffer lives (buffers of dead values are reused).
   MemoryPlan memory;
 };

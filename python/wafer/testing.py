@@ -131,6 +131,23 @@ def gemv_chain(k, n1, n2, n3, seed=0, name=None):
     return Case(name or f"gemv_chain_{k}x{n1}x{n2}x{n3}", model, {"X": x})
 
 
+def matmul_fork(m, k, n, p, seed=0, name=None):
+    """Y[m,p] = H @ W2 + H @ W3 with H = X[m,k] @ W1: a MatMul whose result
+    two MatMuls read (an MLP's gate and up projections), W1..W3
+    initializers."""
+    rng = _rng(seed)
+    x = _values(rng, (m, k))
+    weights = {"W1": _values(rng, (k, n)), "W2": _values(rng, (n, p)),
+               "W3": _values(rng, (n, p))}
+    model = make_model(
+        [helper.make_node("MatMul", ["X", "W1"], ["H"], name="first"),
+         helper.make_node("MatMul", ["H", "W2"], ["G"], name="gate"),
+         helper.make_node("MatMul", ["H", "W3"], ["U"], name="up"),
+         helper.make_node("Add", ["G", "U"], ["Y"], name="sum")],
+        [("X", (m, k))], [("Y", (m, p))], weights)
+    return Case(name or f"matmul_fork_{m}x{k}x{n}x{p}", model, {"X": x})
+
+
 def gemm(m, k, n, alpha=0.5, beta=2.0, trans_b=True, bias="row", seed=0,
          name=None):
     """ONNX Gemm: Y = alpha * X @ op(W) + beta * C, W and C initializers.

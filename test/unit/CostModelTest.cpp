@@ -99,10 +99,54 @@ TEST(GemmSchedules, OneCoreMultipliesOnce) {
   GemmTiling t;
   t.mt = t.kt = t.nt = 8;
   CoreClock mesh(1, 1), summa(1, 1);
-  advanceMeshGemm(timing, t, true, rt::DType::F32, 100, mesh);
+  advanceMeshGemm(timing, {t, true, rt::DType::F32, 0, 100}, mesh);
   advanceSumma(timing, t, rt::DType::F32, 100, summa);
   EXPECT_EQ(mesh.latest(), 100);
   EXPECT_EQ(summa.latest(), 100);
+}
+
+TEST(CoreClock, RingOpsRunTogether) {
+  // Two MeshGEMMs of 8x64x172 on 5 x 7 cores (the tiny model's gate and up
+  // projections, A copied first). Simulated together, cores that
+  // start the second early hold up the first's last tiles on their
+  // neighbours' ramps, so the first ends later than alone: the run's
+  // latests revise it (e2e/modes.test checks the same against the
+  // emulator, op by op). Local work joins the run; any other op ends it.
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  // blocks, aSlots, bSlots, mt, kt, nt
+  GemmTiling t{35, 5, 7, 2, 2, 25};
+  MeshGemm gemm{t, true, rt::DType::F32, 70,
+                timing.kernelCycles(100, rt::DType::F32)};
+  CoreClock alone(5, 7), run(5, 7);
+  advanceMeshGemm(timing, gemm, alone);
+  EXPECT_EQ(alone.runLatests(), std::vector<int64_t>{alone.latest()});
+  advanceMeshGemm(timing, gemm, run);
+  EXPECT_EQ(run.latest(), alone.latest());
+  advanceMeshGemm(timing, gemm, run);
+  std::vector<int64_t> latests = run.runLatests();
+  ASSERT_EQ(latests.size(), 2u);
+  EXPECT_GT(latests[0], alone.latest()) << "held up by the second GEMM";
+  EXPECT_EQ(latests[1], run.latest());
+  run.local(7);
+  latests = run.runLatests();
+  ASSERT_EQ(latests.size(), 3u);
+  EXPECT_EQ(latests[2], latests[1] + 7);
+  RingRelayout relayout;
+  relayout.alongX = false;
+  relayout.interleave = true;
+  relayout.tileElements = 16;
+  relayout.keep = [](int64_t position, int64_t source) {
+    return position == source ? 4 : 1;
+  };
+  advanceRelayout(timing, relayout, /*closedForm=*/0, run);
+  EXPECT_EQ(run.runLatests().size(), 4u);
+  run.lines(true, 1);
+  EXPECT_EQ(run.runLatests(), std::vector<int64_t>{run.latest()});
+  // A new run starts from where the clock is.
+  advanceMeshGemm(timing, gemm, run);
+  EXPECT_EQ(run.runLatests().size(), 1u);
+  run.barrier(1);
+  EXPECT_EQ(run.runLatests().size(), 1u);
 }
 
 TEST(CoreClock, OpsWaitForTheCoresTheyNeed) {
@@ -198,16 +242,12 @@ TEST(GemmSchedules, StartsFromTheClock) {
   // others later: its sends hold fewer of their ramps (e2e/modes.test
   // compares whole models with the emulator).
   rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
-  GemmTiling t;
-  t.blocks = 15;
-  t.aSlots = 3;
-  t.bSlots = 5;
-  t.mt = t.kt = t.nt = 4;
+  GemmTiling t{15, 3, 5, 4, 4, 4}; // blocks, slots of A and B, mt, kt, nt
   int64_t multiply = timing.kernelCycles(64, rt::DType::F32);
   CoreClock zero(5, 3), common(5, 3);
-  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, zero);
+  advanceMeshGemm(timing, {t, true, rt::DType::F32, 0, multiply}, zero);
   common.barrier(100);
-  advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, common);
+  advanceMeshGemm(timing, {t, true, rt::DType::F32, 0, multiply}, common);
   EXPECT_EQ(common.latest(), 100 + zero.latest());
   EXPECT_EQ(common.perCore().size(), 15u) << "the cores end apart";
   // The GEMM from every core at `base`, core 7 at `base + 50`.
@@ -216,7 +256,7 @@ TEST(GemmSchedules, StartsFromTheClock) {
     starts[7] = base + 50;
     CoreClock clock(5, 3);
     clock.set(starts);
-    advanceMeshGemm(timing, t, true, rt::DType::F32, multiply, clock);
+    advanceMeshGemm(timing, {t, true, rt::DType::F32, 0, multiply}, clock);
     return clock;
   };
   CoreClock late = fromStaggered(100);

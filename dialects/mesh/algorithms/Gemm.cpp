@@ -124,6 +124,5 @@ void GemmOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
     own += kernel(localElements(getLhs(), grid));
   if (!getRhs().hasOneUse())
     own += kernel(localElements(getRhs(), grid));
-  clock.local(own);
-  cost::advanceMeshGemm(timing, t, interleave, dtype, multiply, clock);
+  cost::advanceMeshGemm(timing, {t, interleave, dtype, own, multiply}, clock);
 }

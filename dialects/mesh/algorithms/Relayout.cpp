@@ -26,43 +26,70 @@ std::vector<ScratchBuffer> RelayoutOp::getScratchBuffers(GridAttr grid) {
   return {{BufferRole::Passing, 0, tile}, {BufferRole::Arriving, 0, tile}};
 }
 
-int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
-                                   bool interleave) {
-  // Each core keeps its columns of the tile of every ring position: its
-  // own, then one per shift. Priced at ring position 0.
-  rt::DType dtype = dtypeOf(getResult());
-  auto type = cast<RankedTensorType>(getSource().getType());
-  int64_t d = getDimension();
-  LayoutAttr from = getLayout(type), to = getLayout(getResult().getType());
+/// The Regrid kernel that keeps a core's columns of one ring position's
+/// tile (its expr and expr2: the tile's position and the core's).
+static rt::kernels::RowArgs regridArgs(RelayoutOp op, GridAttr grid) {
+  auto type = cast<RankedTensorType>(op.getSource().getType());
+  int64_t d = op.getDimension();
+  LayoutAttr from = getLayout(type), to = getLayout(op.getResult().getType());
   int64_t rowCount = 1, after = 1;
   for (int64_t i = 0; i < d; ++i)
     rowCount *= ceilDiv(type.getDimSize(i), from.getBlocks()[i]);
   for (int64_t i = d + 1; i < type.getRank(); ++i)
     after *= type.getDimSize(i);
-  int64_t extent = alongX() ? grid.getWidth() : grid.getHeight();
-  int64_t tile = localElements(getSource(), grid),
-          result = localElements(getResult(), grid);
   rt::kernels::RowArgs args;
   args.m = rowCount;
   args.n = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
   args.k = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after;
-  args.groups = extent;
-  args.outElements = result;
-  args.aElements = tile;
-  int64_t cycles = timing.kernelCycles(result, dtype);
-  for (int64_t source = 0; source < extent; ++source) {
+  args.groups = op.alongX() ? grid.getWidth() : grid.getHeight();
+  args.outElements = localElements(op.getResult(), grid);
+  args.aElements = localElements(op.getSource(), grid);
+  return args;
+}
+
+/// The relayout as the clock simulates it.
+static cost::RingRelayout ringRelayout(RelayoutOp op, GridAttr grid,
+                                       const rt::TimingModel &timing,
+                                       bool interleave) {
+  rt::DType dtype = dtypeOf(op.getResult());
+  rt::kernels::RowArgs args = regridArgs(op, grid);
+  cost::RingRelayout relayout;
+  relayout.alongX = op.alongX();
+  relayout.interleave = interleave;
+  relayout.dtype = dtype;
+  relayout.tileElements = args.aElements;
+  // Zero the result; copy the tile to pass.
+  relayout.before = timing.kernelCycles(args.outElements, dtype);
+  if (args.groups > 1)
+    relayout.before += timing.kernelCycles(args.aElements, dtype);
+  relayout.keep = [args, timing, dtype](int64_t position,
+                                        int64_t source) mutable {
     args.expr = source;
-    cycles += timing.kernelCycles(
+    args.expr2 = position;
+    return timing.kernelCycles(
         rt::kernels::rowKernelCounts(rt::Opcode::Regrid, args).work, dtype);
-  }
+  };
+  return relayout;
+}
+
+int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
+                                   bool interleave) {
+  // Each core keeps its columns of the tile of every ring position: its
+  // own, then one per shift. Priced at ring position 0.
+  cost::RingRelayout relayout = ringRelayout(*this, grid, timing, interleave);
+  int64_t extent = alongX() ? grid.getWidth() : grid.getHeight();
+  int64_t cycles = relayout.before;
+  for (int64_t source = 0; source < extent; ++source)
+    cycles += relayout.keep(0, source);
   if (extent > 1)
-    cycles += timing.kernelCycles(tile, dtype) +
-              cost::ringShiftCycles(timing, extent - 1, tile, dtype, extent,
-                                    interleave, 0, 0, 0);
+    cycles +=
+        cost::ringShiftCycles(timing, extent - 1, relayout.tileElements,
+                              relayout.dtype, extent, interleave, 0, 0, 0);
   return cycles;
 }
 
 void RelayoutOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                               const rt::TimingModel &timing, bool interleave) {
-  clock.lines(alongX(), estimateCycles(grid, timing, interleave));
+  cost::advanceRelayout(timing, ringRelayout(*this, grid, timing, interleave),
+                        estimateCycles(grid, timing, interleave), clock);
 }

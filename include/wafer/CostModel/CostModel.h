@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <variant>
 #include <vector>
 
 namespace wafer::cost {
@@ -24,6 +26,46 @@ namespace wafer::cost {
 //===----------------------------------------------------------------------===//
 // The analytic mode's clock (CoreClock.cpp)
 //===----------------------------------------------------------------------===//
+
+/// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]
+/// and C [mt][nt], K cut into `blocks` = lcm(H, W) blocks of which a core
+/// holds aSlots = blocks / W of A and bSlots = blocks / H of B.
+struct GemmTiling {
+  int64_t blocks = 1, aSlots = 1, bSlots = 1;
+  int64_t mt = 0, kt = 0, nt = 0;
+};
+
+/// A MeshGEMM (or Cannon's GEMM, without INTERLEAVE) as the clock runs
+/// it: each core works `before` cycles (zeroing C, copying operands that
+/// other ops read too), then runs the alignment and compute-shift steps,
+/// multiplying for `multiply` cycles a step.
+struct MeshGemm {
+  GemmTiling tiling;
+  bool interleave = false;
+  rt::DType dtype = rt::DType::F32;
+  int64_t before = 0, multiply = 0;
+};
+
+/// A mesh.relayout as the clock runs it: each core works `before` cycles
+/// (zeroing the result, copying its tile to pass) and keeps its columns of
+/// its own tile, then every tile moves once around the ring of one axis,
+/// each core keeping its columns of each tile that arrives.
+struct RingRelayout {
+  bool alongX = true, interleave = false;
+  rt::DType dtype = rt::DType::F32;
+  int64_t tileElements = 0, before = 0;
+  /// Cycles of keeping, at ring position `position`, its columns of the
+  /// tile of ring position `source`.
+  std::function<int64_t(int64_t position, int64_t source)> keep;
+};
+
+/// Work every core does from its own time (CoreClock::local).
+struct LocalWork {
+  int64_t cycles = 0;
+};
+
+/// An op the clock simulates together with the ops around it.
+using RunOp = std::variant<LocalWork, MeshGemm, RingRelayout>;
 
 /// When each core of an h x w grid is done with the ops estimated so far.
 /// An op starts on a core when the core is done with the op before, as in
@@ -46,7 +88,7 @@ public:
   std::vector<int64_t> perCore() const;
   /// Every core waits for the last one, then works `cycles`.
   void barrier(int64_t cycles);
-  /// Every core works `cycles` from its own time.
+  /// Every core works `cycles` from its own time (one more op of a run).
   void local(int64_t cycles);
   /// The cores of each grid row (alongX) or column wait for the line's
   /// last one, then work `cycles`: an allreduce or ring along that axis.
@@ -59,8 +101,28 @@ public:
              const std::function<void(std::vector<int64_t> &)> &op);
   /// Sets every core's time (h * w of them, row-major).
   void set(std::vector<int64_t> perCoreTimes);
+  /// The last core's time after each op of the run the last op was
+  /// simulated in, the last being latest(). Consecutive ring ops
+  /// (MeshGEMMs, relayouts and the local work between them) are simulated
+  /// together: a core already in the next op holds up the last messages of
+  /// the one before on the ramps they share, so an op can end the ones
+  /// before it in its run later. Each op of a run advances the clock once.
+  /// One entry after an op of any other kind.
+  std::vector<int64_t> runLatests() const;
 
 private:
+  friend bool advanceRun(const rt::TimingModel &timing, RunOp op,
+                         CoreClock &clock);
+  /// The ring ops since an op of another kind, each core's time before
+  /// them (none: every core at `start`), and the last core's time after
+  /// each.
+  struct Run {
+    std::vector<int64_t> starts;
+    int64_t start = 0;
+    std::vector<RunOp> ops;
+    std::vector<int64_t> latests;
+  };
+
   enum class Form { Uniform, Separable, General };
   void generalLines(bool alongX,
                     const std::function<void(std::vector<int64_t> &)> &op);
@@ -77,6 +139,8 @@ private:
   std::vector<int64_t> columns, rows;
   /// General: core (x, y) is done at times[y * w + x].
   std::vector<int64_t> times;
+  /// Set by the ring ops, ended by every other op.
+  std::optional<Run> run;
 };
 
 //===----------------------------------------------------------------------===//
@@ -155,25 +219,23 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
 // GEMM schedules (GemmSchedules.cpp)
 //===----------------------------------------------------------------------===//
 
-/// The local tiles of a mesh.gemm: A [aSlots][mt][kt], B [bSlots][kt][nt]
-/// and C [mt][nt], K cut into `blocks` = lcm(H, W) blocks of which a core
-/// holds aSlots = blocks / W of A and bSlots = blocks / H of B.
-struct GemmTiling {
-  int64_t blocks = 1, aSlots = 1, bSlots = 1;
-  int64_t mt = 0, kt = 0, nt = 0;
-};
-
 /// SUMMA's steps, each core multiplying for `multiply` cycles a step, and
-/// MeshGEMM's (or Cannon's, without INTERLEAVE) alignment and
-/// compute-shift steps and the last multiply, on the clock's grid: each
-/// core starts at its time on `clock`, which they advance to each core's
-/// end. Simulated core by core as the lowered programs run; beyond a
-/// budget of core-steps every core waits for the last one and takes the
-/// closed form (SUMMA's steady state, MeshGEMM's rings).
+/// a MeshGEMM's work, on the clock's grid: each core starts at its time on
+/// `clock`, which they advance to each core's end. Simulated core by core
+/// as the lowered programs run, a MeshGEMM together with the MeshGEMMs
+/// right before it (CoreClock::runLatests); beyond a budget of core-steps
+/// every core waits for the last one and takes the closed form (SUMMA's
+/// steady state, MeshGEMM's rings).
 void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
                   rt::DType dtype, int64_t multiply, CoreClock &clock);
-void advanceMeshGemm(const rt::TimingModel &timing, const GemmTiling &t,
-                     bool interleave, rt::DType dtype, int64_t multiply,
+void advanceMeshGemm(const rt::TimingModel &timing, const MeshGemm &gemm,
+                     CoreClock &clock);
+
+/// A relayout on the clock's grid, simulated with the ring ops before it
+/// (CoreClock::runLatests); beyond the budget of core-steps the cores of
+/// each ring wait for the ring's last one and take `closedForm` cycles.
+void advanceRelayout(const rt::TimingModel &timing,
+                     const RingRelayout &relayout, int64_t closedForm,
                      CoreClock &clock);
 
 } // namespace wafer::cost

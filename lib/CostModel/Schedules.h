@@ -1,0 +1,58 @@
+//===- Schedules.h - What the simulated schedules share ---------*- C++ -*-===//
+//
+// The cost model's simulations (GemmSchedules.cpp, RingRuns.cpp) advance
+// cores in the order of their time within a budget of core-steps, as the
+// emulator does; beyond it the closed forms stand in.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAFER_LIB_COSTMODEL_SCHEDULES_H
+#define WAFER_LIB_COSTMODEL_SCHEDULES_H
+
+#include "wafer/CostModel/CostModel.h"
+
+#include <queue>
+
+namespace wafer::cost {
+
+/// Core-steps a GEMM's schedule is simulated for at most (about 0.2 s);
+/// beyond it the estimates use closed forms.
+inline constexpr int64_t kCoreStepBudget = 1'000'000;
+
+/// The cores of a simulated schedule by their time, earliest first (ties:
+/// the lower core id, the order the emulator commits sends in).
+class ReadyCores {
+public:
+  /// Every core, at its start time (none: 0).
+  ReadyCores(int64_t cores, const std::vector<int64_t> &starts) {
+    for (int64_t c = 0; c < cores; ++c)
+      push(starts.empty() ? 0 : starts[c], c);
+  }
+  bool empty() const { return queue.empty(); }
+  void push(int64_t time, int64_t core) {
+    queue.push((uint64_t(time) << kCoreBits) | uint64_t(core));
+  }
+  std::pair<int64_t, int64_t> pop() {
+    uint64_t top = queue.top();
+    queue.pop();
+    return {int64_t(top >> kCoreBits), int64_t(top & ((1u << kCoreBits) - 1))};
+  }
+
+private:
+  // 2^24 cores (more than a wafer's) and 2^40 cycles.
+  static constexpr unsigned kCoreBits = 24;
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> queue;
+};
+
+/// A ring op from the clock's times: simulated with the ops of the
+/// clock's run if the budget allows, else on its own as the first of a
+/// new run; false beyond the budget (the clock is unchanged).
+bool advanceRun(const rt::TimingModel &timing, RunOp op, CoreClock &clock);
+
+/// MeshGEMM's closed form, beyond the simulation's budget.
+int64_t meshGemmClosedForm(const rt::TimingModel &timing, const GemmTiling &t,
+                           int64_t h, int64_t w, bool interleave,
+                           rt::DType dtype, int64_t multiply);
+
+} // namespace wafer::cost
+
+#endif // WAFER_LIB_COSTMODEL_SCHEDULES_H
