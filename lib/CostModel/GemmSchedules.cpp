@@ -10,14 +10,10 @@
 #include "wafer/Runtime/Fabric.h"
 
 #include <algorithm>
-#include <array>
 #include <cassert>
 #include <cmath>
 #include <deque>
-#include <map>
-#include <mutex>
 #include <optional>
-#include <queue>
 
 namespace wafer::cost {
 
@@ -73,44 +69,6 @@ static double shiftSteps(const rt::TimingModel &timing, const GemmTiling &t,
 
 /// Each core's end of a simulated schedule, or nullopt beyond the budget.
 using CoreEnds = std::optional<std::vector<int64_t>>;
-
-/// A schedule simulated from a common start is a pure function of the
-/// tiling, the grid and the prices; a model's layers repeat the same few
-/// GEMMs, so each is simulated once per process.
-template <typename Simulate>
-static const CoreEnds &
-memoized(const GemmTiling &t, int64_t h, int64_t w, bool interleave,
-         rt::DType dtype, const rt::TimingModel &timing, Simulate simulate) {
-  using Key = std::array<int64_t, 16>;
-  const rt::Target &target = timing.target();
-  Key key = {h,
-             w,
-             interleave,
-             int64_t(dtype),
-             t.mt,
-             t.kt,
-             t.nt,
-             t.aSlots,
-             t.bSlots,
-             t.blocks,
-             target.sendIssueCycles,
-             target.relayCycles,
-             target.rampCycles,
-             target.hopCycles,
-             target.linkWordsPerCycle,
-             timing.kernelCycles(1 << 20, dtype)};
-  // Entries are never erased, so references to them stay valid.
-  static std::mutex mutex;
-  static std::map<Key, CoreEnds> cache;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(key); it != cache.end())
-      return it->second;
-  }
-  CoreEnds ends = simulate();
-  std::lock_guard<std::mutex> lock(mutex);
-  return cache.emplace(key, std::move(ends)).first->second;
-}
 
 /// Runs a schedule from the clock's times: simulated (from a common start,
 /// once per process) where the budget allows, each core ending where the
@@ -336,9 +294,10 @@ void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
   advanceSchedule(
       clock,
       [&]() -> const CoreEnds & {
-        return memoized(t, h, w, false, dtype, timing, [&] {
-          return simulateSumma(timing, t, h, w, dtype, multiply, {});
-        });
+        return simulatedOnce<CoreEnds>(
+            scheduleKey(t, h, w, false, dtype, 0, multiply, timing), [&] {
+              return simulateSumma(timing, t, h, w, dtype, multiply, {});
+            });
       },
       [&](const std::vector<int64_t> &starts) {
         return simulateSumma(timing, t, h, w, dtype, multiply, starts);

@@ -10,6 +10,9 @@
 
 #include "wafer/CostModel/CostModel.h"
 
+#include <array>
+#include <map>
+#include <mutex>
 #include <queue>
 
 namespace wafer::cost {
@@ -42,6 +45,51 @@ private:
   static constexpr unsigned kCoreBits = 24;
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> queue;
 };
+
+/// What a GEMM's schedule from a common start is a function of: the grid,
+/// the tiling, each core's work before it and per step, and the prices.
+using ScheduleKey = std::array<int64_t, 18>;
+inline ScheduleKey scheduleKey(const GemmTiling &t, int64_t h, int64_t w,
+                               bool interleave, rt::DType dtype, int64_t before,
+                               int64_t multiply,
+                               const rt::TimingModel &timing) {
+  const rt::Target &target = timing.target();
+  return {h,
+          w,
+          interleave,
+          int64_t(dtype),
+          t.mt,
+          t.kt,
+          t.nt,
+          t.aSlots,
+          t.bSlots,
+          t.blocks,
+          before,
+          multiply,
+          target.sendIssueCycles,
+          target.relayCycles,
+          target.rampCycles,
+          target.hopCycles,
+          target.linkWordsPerCycle,
+          timing.kernelCycles(1 << 20, dtype)};
+}
+
+/// `simulate()` once per process for each key: a model's layers and the
+/// planner's candidate plans (each op's estimateCycles) repeat the same
+/// few GEMMs. Entries are never erased, so references to them stay valid.
+template <typename Ends, typename Simulate>
+const Ends &simulatedOnce(const ScheduleKey &key, Simulate simulate) {
+  static std::mutex mutex;
+  static std::map<ScheduleKey, Ends> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end())
+      return it->second;
+  }
+  Ends ends = simulate();
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(key, std::move(ends)).first->second;
+}
 
 /// A ring op from the clock's times: simulated with the ops of the
 /// clock's run if the budget allows, else on its own as the first of a
