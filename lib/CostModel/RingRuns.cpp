@@ -120,7 +120,6 @@ public:
     int64_t both = shiftsAt[0] && shiftsAt[1] ? std::min(x, y) : 0;
     int64_t onlyA = shiftsAt[0] ? y - both : 0,
             onlyB = shiftsAt[1] ? x - both : 0;
-    bool compute = false;
     if (s < both) {
       step.shifts[0] = step.shifts[1] = true;
     } else if (s < both + onlyA) {
@@ -128,12 +127,11 @@ public:
     } else if (s < both + onlyA + onlyB) {
       step.shifts[1] = true;
     } else {
+      // A compute-shift step: the multiply overlaps the transfers.
       step.shifts[0] = shiftsAt[0];
       step.shifts[1] = shiftsAt[1];
-      compute = true;
-    }
-    if (compute)
       step.overlapped = gemm.multiply;
+    }
     // The wrap-around (or a ring of one) rotates the slots.
     for (int k : {0, 1}) {
       int64_t position = k == 0 ? x : y;

@@ -216,13 +216,13 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              std::vector<int64_t> *times = nullptr);
 
 //===----------------------------------------------------------------------===//
-// GEMM schedules (GemmSchedules.cpp)
+// GEMM and relayout schedules (GemmSchedules.cpp, RingRuns.cpp)
 //===----------------------------------------------------------------------===//
 
 /// SUMMA's steps, each core multiplying for `multiply` cycles a step, and
 /// a MeshGEMM's work, on the clock's grid: each core starts at its time on
 /// `clock`, which they advance to each core's end. Simulated core by core
-/// as the lowered programs run, a MeshGEMM together with the MeshGEMMs
+/// as the lowered programs run, a MeshGEMM together with the ring ops
 /// right before it (CoreClock::runLatests); beyond a budget of core-steps
 /// every core waits for the last one and takes the closed form (SUMMA's
 /// steady state, MeshGEMM's rings).
