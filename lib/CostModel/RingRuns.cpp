@@ -35,7 +35,7 @@ class RunOpShape {
 public:
   RunOpShape(const rt::TimingModel &timing, const RunOp &op, int64_t h,
              int64_t w)
-      : op(op), h(h), w(w) {
+      : op(op) {
     extents[0] = w;
     extents[1] = h;
     bool interleave = false;
@@ -70,9 +70,9 @@ public:
   /// The steps on the core that takes the most.
   int64_t rounds() const {
     if (auto *gemm = std::get_if<MeshGemm>(&op))
-      return std::max(h, w) - 1 + gemm->tiling.blocks - 1;
+      return std::max(extents[0], extents[1]) - 1 + gemm->tiling.blocks - 1;
     if (auto *relayout = std::get_if<RingRelayout>(&op))
-      return (relayout->alongX ? w : h) - 1;
+      return extents[relayout->alongX ? 0 : 1] - 1;
     return 0;
   }
 
@@ -148,7 +148,6 @@ public:
 
 private:
   const RunOp &op;
-  int64_t h, w;
   bool shiftsAt[2] = {false, false};
   int64_t rotations[2] = {0, 0};
 };

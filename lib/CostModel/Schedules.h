@@ -17,8 +17,8 @@
 
 namespace wafer::cost {
 
-/// Core-steps a GEMM's schedule is simulated for at most (about 0.2 s);
-/// beyond it the estimates use closed forms.
+/// Core-steps a schedule (SUMMA's, a run of ring ops) is simulated for at
+/// most (about 0.2 s); beyond it the estimates use closed forms.
 inline constexpr int64_t kCoreStepBudget = 1'000'000;
 
 /// The cores of a simulated schedule by their time, earliest first (ties:

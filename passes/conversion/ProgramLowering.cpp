@@ -68,6 +68,12 @@ LogicalResult ProgramLowering::run() {
       return failure();
   }
   program.setOpsAttr(builder.getArrayAttr(opsInfo));
+  // An op's estimate is how much later the last core is done with it than
+  // with the op before: the ops' estimates add up to the last core's time.
+  SmallVector<int64_t> estimatedCycles;
+  for (size_t i = 0; i < latestAfterOp.size(); ++i)
+    estimatedCycles.push_back(latestAfterOp[i] -
+                              (i ? latestAfterOp[i - 1] : 0));
   program.setEstimatedCycles(estimatedCycles);
   if (std::optional<int64_t> capacity = kvCapacityTokens())
     program.setKvCapacityTokens(*capacity);
@@ -220,20 +226,13 @@ int64_t ProgramLowering::recordOp(Operation *op, StringRef kind,
   if (name.empty())
     name = (kind + Twine(opsInfo.size())).str();
   opsInfo.push_back(builder.getStrArrayAttr({name, kind, algorithm}));
-  // An op's estimate is how much later the last core is done with it than
-  // with the op before: the ops' estimates add up to the last core's time.
   // An op simulated together with the ops before it revises their ends.
   cast<mesh::CostedOpInterface>(op).advanceClock(clock, grid, timing,
                                                  interleave);
   std::vector<int64_t> run = clock.runLatests();
   latestAfterOp.push_back(0);
-  estimatedCycles.push_back(0);
   assert(run.size() <= latestAfterOp.size() && "a run of recorded ops");
-  size_t first = latestAfterOp.size() - run.size();
-  for (size_t i = first; i < latestAfterOp.size(); ++i) {
-    latestAfterOp[i] = run[i - first];
-    estimatedCycles[i] = latestAfterOp[i] - (i ? latestAfterOp[i - 1] : 0);
-  }
+  std::copy(run.begin(), run.end(), latestAfterOp.end() - run.size());
   return int64_t(opsInfo.size()) - 1;
 }
 

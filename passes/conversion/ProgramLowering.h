@@ -314,10 +314,8 @@ private:
   llvm::StringMap<FlatSymbolRefAttr> channels;
   llvm::StringMap<int64_t> bufferSizes;
   SmallVector<Attribute> opsInfo;
-  /// The estimate of each op in opsInfo: how much later the last core is
-  /// done with it than with the op before.
-  SmallVector<int64_t> estimatedCycles;
-  /// The last core's time after each op (the clock's latest()).
+  /// The estimated time of the last core after each op in opsInfo (the
+  /// clock's latest(), revised while the op's run goes on).
   SmallVector<int64_t> latestAfterOp;
   /// Where every buffer lives (buffers of dead values are reused).
   MemoryPlan memory;

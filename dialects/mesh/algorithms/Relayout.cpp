@@ -72,24 +72,31 @@ static cost::RingRelayout ringRelayout(RelayoutOp op, GridAttr grid,
   return relayout;
 }
 
-int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
-                                   bool interleave) {
-  // Each core keeps its columns of the tile of every ring position: its
-  // own, then one per shift. Priced at ring position 0.
-  cost::RingRelayout relayout = ringRelayout(*this, grid, timing, interleave);
-  int64_t extent = alongX() ? grid.getWidth() : grid.getHeight();
+/// The relayout's closed form: each core keeps its columns of the tile of
+/// every ring position, its own, then one per shift. Priced at ring
+/// position 0.
+static int64_t closedForm(const cost::RingRelayout &relayout, int64_t extent,
+                          const rt::TimingModel &timing) {
   int64_t cycles = relayout.before;
   for (int64_t source = 0; source < extent; ++source)
     cycles += relayout.keep(0, source);
   if (extent > 1)
-    cycles +=
-        cost::ringShiftCycles(timing, extent - 1, relayout.tileElements,
-                              relayout.dtype, extent, interleave, 0, 0, 0);
+    cycles += cost::ringShiftCycles(timing, extent - 1, relayout.tileElements,
+                                    relayout.dtype, extent, relayout.interleave,
+                                    0, 0, 0);
   return cycles;
+}
+
+int64_t RelayoutOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
+                                   bool interleave) {
+  return closedForm(ringRelayout(*this, grid, timing, interleave),
+                    alongX() ? grid.getWidth() : grid.getHeight(), timing);
 }
 
 void RelayoutOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                               const rt::TimingModel &timing, bool interleave) {
-  cost::advanceRelayout(timing, ringRelayout(*this, grid, timing, interleave),
-                        estimateCycles(grid, timing, interleave), clock);
+  cost::RingRelayout relayout = ringRelayout(*this, grid, timing, interleave);
+  int64_t extent = alongX() ? grid.getWidth() : grid.getHeight();
+  cost::advanceRelayout(timing, relayout, closedForm(relayout, extent, timing),
+                        clock);
 }
