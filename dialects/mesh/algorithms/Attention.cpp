@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AlgorithmPlans.h"
+#include "wafer/Runtime/Fabric.h"
 
 using namespace mlir;
 using namespace wafer;
@@ -108,6 +109,52 @@ std::vector<ScratchBuffer> AttentionOp::getScratchBuffers(GridAttr grid) {
   return scratch;
 }
 
+/// Decode attention as the lowering runs it: the kernels before each
+/// allreduce message, and after the last.
+struct DecodeStages {
+  std::vector<int64_t> before;
+  int64_t after = 0;
+};
+static DecodeStages decodeStages(AttentionOp op, GridAttr grid,
+                                 const rt::TimingModel &timing,
+                                 rt::DType dtype) {
+  auto rowKernel = [&](rt::Opcode kernel, int64_t m, int64_t n, int64_t k,
+                       int64_t groups) {
+    return cost::rowCycles(timing, kernel, m, n, k, groups, dtype);
+  };
+  ArrayRef<int64_t> key = shapeOf(op.getKey());
+  int64_t perRow = ceilDiv(key[2], grid.getHeight());
+  if (std::optional<uint64_t> lanesPerHead = op.getLanesPerHead()) {
+    // Lane scores; their sum along x; the max; the exponentials and their
+    // sum; the normalised scores weigh the value lanes, summed along y.
+    int64_t lanes = localElements(op.getKey(), grid) / (perRow * 2);
+    int64_t heads = op.scoresPerKey(grid);
+    int64_t group = shapeOf(op.getQuery())[2] / 2;
+    return {{rowKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
+                       perRow, group),
+             rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1),
+             rowKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1) +
+                 rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1),
+             rowKernel(rt::Opcode::DivRows, heads, perRow, 0, 1) +
+                 rowKernel(rt::Opcode::LaneValues, lanes,
+                           int64_t(*lanesPerHead), perRow, group)},
+            0};
+  }
+  // Scores and their max; the exponentials and their sum; the zeroed
+  // output and the weighted values; then the division.
+  int64_t dim = key[3];
+  int64_t kvHeads = localElements(op.getKey(), grid) / (perRow * dim);
+  int64_t group = shapeOf(op.getQuery())[2] / dim;
+  int64_t queries = kvHeads * group;
+  return {{rowKernel(rt::Opcode::AttnScores, kvHeads, dim, perRow, group) +
+               rowKernel(rt::Opcode::Reduce, queries, perRow, 0, 1),
+           rowKernel(rt::Opcode::SoftmaxExp, queries, perRow, 0, 1) +
+               rowKernel(rt::Opcode::Reduce, queries, perRow, 0, 1),
+           timing.kernelCycles(localElements(op.getQuery(), grid), dtype) +
+               rowKernel(rt::Opcode::AttnValues, kvHeads, dim, perRow, group)},
+          rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1)};
+}
+
 int64_t AttentionOp::estimateCycles(GridAttr grid,
                                     const rt::TimingModel &timing,
                                     bool interleave) {
@@ -162,61 +209,58 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
            rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
   }
   AllreduceUse use = *getAllreduceUse(grid);
-  int64_t cycles = 0;
+  DecodeStages stages = decodeStages(*this, grid, timing, dtype);
+  int64_t cycles = stages.after;
   for (unsigned message = 0; message < use.messageElements.size(); ++message)
-    cycles += allreduceCycles(use, message, grid, timing, interleave, dtype);
-  int64_t perRow = ceilDiv(key[2], h);
-  if (std::optional<uint64_t> lanesPerHead = getLanesPerHead()) {
-    // As the lowering: lane scores, max, exponentials, sum, normalised
-    // scores, lane values.
-    int64_t lanes = localElements(getKey(), grid) / (perRow * 2);
-    int64_t group = shapeOf(getQuery())[2] / 2;
-    int64_t heads = scoresPerKey(grid);
-    return cycles +
-           rowKernel(rt::Opcode::LaneScores, lanes, int64_t(*lanesPerHead),
-                     perRow, group) +
-           2 * rowKernel(rt::Opcode::Reduce, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::SoftmaxExp, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::DivRows, heads, perRow, 0, 1) +
-           rowKernel(rt::Opcode::LaneValues, lanes, int64_t(*lanesPerHead),
-                     perRow, group);
-  }
-  // Scores, their max, exponentials, sum and the weighted values, each
-  // combined along y.
-  int64_t dim = key[3];
-  int64_t kvHeads = localElements(getKey(), grid) / (perRow * dim);
-  int64_t group = shapeOf(getQuery())[2] / dim;
-  int64_t queries = kvHeads * group;
-  cycles +=
-      rowKernel(rt::Opcode::AttnScores, kvHeads, dim, perRow, group) +
-      2 * rowKernel(rt::Opcode::Reduce, queries, perRow, 0, 1) +
-      rowKernel(rt::Opcode::SoftmaxExp, queries, perRow, 0, 1) + kernel(out) +
-      rowKernel(rt::Opcode::AttnValues, kvHeads, dim, perRow, group) +
-      rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1);
+    cycles += stages.before[message] +
+              allreduceCycles(use, message, grid, timing, interleave, dtype);
   return cycles;
 }
 
 void AttentionOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                                const rt::TimingModel &timing, bool interleave) {
-  int64_t cycles = estimateCycles(grid, timing, interleave);
-  std::optional<AxisSegments> segments =
-      isDecode() ? getLaneSegments(grid) : std::nullopt;
-  int64_t w = grid.getWidth();
-  // Decode over lane segments runs on the segments' columns, the first
-  // used() of the identity placement; the others go on to the next op.
-  if (!segments || interleave || segments->used() >= w) {
-    clock.barrier(cycles);
+  if (!isDecode()) {
+    clock.barrier(estimateCycles(grid, timing, interleave));
     return;
   }
-  std::vector<int64_t> times = clock.perCore();
-  if (times.empty())
-    times.assign(grid.getHeight() * w, clock.latest());
-  int64_t used = segments->used(), last = 0;
-  for (size_t c = 0; c < times.size(); ++c)
-    if (int64_t(c) % w < used)
-      last = std::max(last, times[c]);
-  for (size_t c = 0; c < times.size(); ++c)
-    if (int64_t(c) % w < used)
-      times[c] = last + cycles;
-  clock.set(std::move(times));
+  // Each core runs the kernels before a message from its own time, and
+  // each line's (or lane segment's) allreduce starts from its members'.
+  rt::DType dtype = dtypeOf(getResult());
+  AllreduceUse use = *getAllreduceUse(grid);
+  DecodeStages stages = decodeStages(*this, grid, timing, dtype);
+  for (unsigned message = 0; message < use.messageElements.size(); ++message) {
+    clock.local(stages.before[message]);
+    bool alongX = use.messageAlongX(message);
+    std::optional<AxisSegments> segments = use.segmentsAlong(alongX);
+    if (!segments) {
+      clock.lines(alongX, [&](std::vector<int64_t> &times) {
+        allreduceCycles(use, message, grid, timing, interleave, dtype, &times);
+      });
+      continue;
+    }
+    // The segments cover the first used() logical columns and each ends
+    // together; the columns past them hold no lanes and skip this message.
+    int64_t w = grid.getWidth();
+    std::vector<int64_t> physical = rt::ringOrder(w, interleave);
+    std::vector<int64_t> times = clock.perCore();
+    if (times.empty())
+      times.assign(grid.getHeight() * w, clock.latest());
+    std::vector<int64_t> segment;
+    for (int64_t row = 0; row < grid.getHeight(); ++row) {
+      int64_t *line = times.data() + row * w;
+      for (int64_t first = 0; first < segments->used();
+           first += segments->columns) {
+        int64_t last = std::min(first + segments->columns, segments->used());
+        segment.clear();
+        for (int64_t x = first; x < last; ++x)
+          segment.push_back(line[physical[x]]);
+        allreduceCycles(use, message, grid, timing, interleave, dtype,
+                        &segment);
+        for (int64_t x = first; x < last; ++x)
+          line[physical[x]] = segment[x - first];
+      }
+    }
+    clock.set(std::move(times));
+  }
+  clock.local(stages.after);
 }
