@@ -1,5 +1,5 @@
 //===- KTree.cpp - The K-tree allreduce's cycles --------------------------===//
-#include "wafer/CostModel/CostModel.h"
+#include "Schedules.h"
 #include "wafer/Runtime/Fabric.h"
 
 #include <algorithm>
@@ -18,6 +18,63 @@ using rt::ringOrder;
 using rt::rootedTreeLevels;
 using rt::Target;
 using rt::TimingModel;
+
+std::vector<TreePosition> treePositions(int64_t n, int64_t root,
+                                        const std::vector<KTreeLevel> &levels) {
+  std::vector<TreePosition> at(n);
+  // Half position q is physical root - q (left) or root + 1 + q (right),
+  // as in ktreeLevelPaths and the lowering (treeAllreduce).
+  for (const KTreeLevel &level : levels)
+    for (auto [size, sign, origin] :
+         {std::tuple(root + 1, int64_t(-1), root),
+          std::tuple(n - 1 - root, int64_t(1), root + 1)})
+      for (int64_t q = 0; q < size; q += level.stride) {
+        int64_t member = (q / level.stride) % level.groupSize;
+        bool hasNext = member + 1 < level.groupSize && q + level.stride < size;
+        TreePosition &p = at[origin + sign * q];
+        int64_t next = origin + sign * (q + level.stride);
+        if (member == 0 && hasNext)
+          p.from.push_back(next);
+        if (member > 0) {
+          p.to = origin + sign * (q - level.stride);
+          p.relayFrom = hasNext ? next : -1;
+        }
+      }
+  if (root + 1 < n) {
+    at[root + 1].to = root;
+    at[root].from.push_back(root + 1);
+  }
+  return at;
+}
+
+LineAllreduce ktreeLine(bool alongX, int64_t n, int64_t k, int64_t values,
+                        int64_t words, double macsPerCycle, bool centered,
+                        int64_t before, int64_t after, int64_t segmentColumns,
+                        int64_t used, const std::vector<int64_t> &order) {
+  LineAllreduce line{alongX, {},
+                     words,  TimingModel::kernelCycles(values, macsPerCycle),
+                     before, after};
+  auto addTree = [&](std::vector<int64_t> positions) {
+    int64_t size = int64_t(positions.size());
+    int64_t root = ktreeRoot(size, centered);
+    line.trees.push_back(
+        {std::move(positions), root, rootedTreeLevels(size, root, k)});
+  };
+  if (segmentColumns <= 0) {
+    std::vector<int64_t> positions(n);
+    for (int64_t i = 0; i < n; ++i)
+      positions[i] = i;
+    addTree(std::move(positions));
+    return line;
+  }
+  for (int64_t first = 0; first < used; first += segmentColumns) {
+    std::vector<int64_t> positions;
+    for (int64_t i = first; i < std::min(first + segmentColumns, used); ++i)
+      positions.push_back(order[i]);
+    addTree(std::move(positions));
+  }
+  return line;
+}
 
 namespace {
 
@@ -67,14 +124,8 @@ int64_t reduceTree(int64_t n, int64_t root,
                    const std::vector<KTreeLevel> &levels,
                    const TimingModel &timing, int64_t words, int64_t add,
                    int64_t hopsPerPosition, const std::vector<int64_t> *ready) {
-  struct Position {
-    /// The positions it receives from and adds, in program order, and
-    /// how many it has.
-    std::vector<int64_t> from;
+  struct Position : TreePosition {
     size_t received = 0;
-    /// The position whose message it streams on (or -1), and where it
-    /// sends (or -1: the root).
-    int64_t relayFrom = -1, to = -1;
     /// When its program has got this far.
     int64_t time = 0;
     bool queued = false;
@@ -82,29 +133,11 @@ int64_t reduceTree(int64_t n, int64_t root,
     std::optional<int64_t> arrival;
   };
   std::vector<Position> at(n);
-  for (int64_t i = 0; ready && i < n; ++i)
-    at[i].time = (*ready)[i];
-  // Half position q is physical root - q (left) or root + 1 + q (right),
-  // as in ktreeLevelPaths and the lowering (treeAllreduce).
-  for (const KTreeLevel &level : levels)
-    for (auto [size, sign, origin] :
-         {std::tuple(root + 1, int64_t(-1), root),
-          std::tuple(n - 1 - root, int64_t(1), root + 1)})
-      for (int64_t q = 0; q < size; q += level.stride) {
-        int64_t member = (q / level.stride) % level.groupSize;
-        bool hasNext = member + 1 < level.groupSize && q + level.stride < size;
-        Position &p = at[origin + sign * q];
-        int64_t next = origin + sign * (q + level.stride);
-        if (member == 0 && hasNext)
-          p.from.push_back(next);
-        if (member > 0) {
-          p.to = origin + sign * (q - level.stride);
-          p.relayFrom = hasNext ? next : -1;
-        }
-      }
-  if (root + 1 < n) {
-    at[root + 1].to = root;
-    at[root].from.push_back(root + 1);
+  std::vector<TreePosition> tree = treePositions(n, root, levels);
+  for (int64_t i = 0; i < n; ++i) {
+    static_cast<TreePosition &>(at[i]) = std::move(tree[i]);
+    if (ready)
+      at[i].time = (*ready)[i];
   }
 
   int64_t occupancy = timing.occupancy(words);

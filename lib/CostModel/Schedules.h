@@ -25,6 +25,7 @@ inline constexpr int64_t kCoreStepBudget = 1'000'000;
 /// the lower core id, the order the emulator commits sends in).
 class ReadyCores {
 public:
+  ReadyCores() = default;
   /// Every core, at its start time (none: 0).
   ReadyCores(int64_t cores, const std::vector<int64_t> &starts) {
     for (int64_t c = 0; c < cores; ++c)
@@ -91,10 +92,23 @@ const Ends &simulatedOnce(const ScheduleKey &key, Simulate simulate) {
   return cache.emplace(key, std::move(ends)).first->second;
 }
 
-/// A ring op from the clock's times: simulated with the ops of the
-/// clock's run if the budget allows, else on its own as the first of a
+/// An op from the clock's times: simulated with the ops of the clock's
+/// run if the budget allows, else (orAlone) on its own as the first of a
 /// new run; false beyond the budget (the clock is unchanged).
-bool advanceRun(const rt::TimingModel &timing, RunOp op, CoreClock &clock);
+bool advanceRun(const rt::TimingModel &timing, RunOp op, CoreClock &clock,
+                bool orAlone = true);
+
+/// One position of a K-tree over n positions rooted at `root` (both
+/// halves with `levels`, then the join): the positions it receives from
+/// and adds, in program order; the one whose message it streams on (-1:
+/// none) and the one it sends to (-1: the root, which multicasts).
+struct TreePosition {
+  std::vector<int64_t> from;
+  int64_t relayFrom = -1, to = -1;
+};
+std::vector<TreePosition>
+treePositions(int64_t n, int64_t root,
+              const std::vector<rt::KTreeLevel> &levels);
 
 /// MeshGEMM's closed form, beyond the simulation's budget.
 int64_t meshGemmClosedForm(const rt::TimingModel &timing, const GemmTiling &t,

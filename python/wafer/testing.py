@@ -148,6 +148,30 @@ def matmul_fork(m, k, n, p, seed=0, name=None):
     return Case(name or f"matmul_fork_{m}x{k}x{n}x{p}", model, {"X": x})
 
 
+def matmul_norm(m, k, n, p, seed=0, name=None):
+    """Y[m,p] = RMSNorm(X[m,k] @ W1) @ W2: a projection, the RMSNorm of its
+    rows (weight G, epsilon 1e-5, as LLaMA writes it) and the next
+    projection, W1, G and W2 initializers."""
+    rng = _rng(seed)
+    x = _values(rng, (m, k))
+    weights = {"W1": _values(rng, (k, n)), "G": _values(rng, (n,)),
+               "W2": _values(rng, (n, p)), "two": np.array(2.0),
+               "eps": np.array(1e-5), "one": np.array(1.0)}
+    model = make_model(
+        [helper.make_node("MatMul", ["X", "W1"], ["H"], name="first"),
+         helper.make_node("Pow", ["H", "two"], ["H2"], name="square"),
+         helper.make_node("ReduceMean", ["H2"], ["V"], axes=[-1],
+                          keepdims=1, name="mean"),
+         helper.make_node("Add", ["V", "eps"], ["Ve"], name="epsilon"),
+         helper.make_node("Sqrt", ["Ve"], ["R"], name="root"),
+         helper.make_node("Div", ["one", "R"], ["I"], name="inverse"),
+         helper.make_node("Mul", ["H", "I"], ["Hn"], name="normalise"),
+         helper.make_node("Mul", ["Hn", "G"], ["N"], name="norm"),
+         helper.make_node("MatMul", ["N", "W2"], ["Y"], name="second")],
+        [("X", (m, k))], [("Y", (m, p))], weights)
+    return Case(name or f"matmul_norm_{m}x{k}x{n}x{p}", model, {"X": x})
+
+
 def gemm(m, k, n, alpha=0.5, beta=2.0, trans_b=True, bias="row", seed=0,
          name=None):
     """ONNX Gemm: Y = alpha * X @ op(W) + beta * C, W and C initializers.

@@ -149,6 +149,55 @@ TEST(CoreClock, RingOpsRunTogether) {
   EXPECT_EQ(run.runLatests().size(), 1u);
 }
 
+TEST(CoreClock, AnAllreduceRunsWithTheRingOpAfterIt) {
+  // An RMSNorm's K-tree (K = 3) along the rows of 7 x 4 cores, then a
+  // MeshGEMM: rows done early send their first tiles into the ramps a late
+  // row's last tree messages need (e2e/modes.test checks the same against
+  // the emulator). From a common start nothing is held up.
+  rt::TimingModel timing(cantFail(rt::getPresetTarget("wse2")));
+  int64_t values = 6, words = rt::TimingModel::words(values, rt::DType::F32);
+  double macs = timing.macsPerCycle(rt::DType::F32);
+  auto line = [&](std::vector<int64_t> &times) {
+    ktreeAllreduceCycles(4, 3, values, words, macs, timing.target(),
+                         /*centered=*/true, /*interleaved=*/false,
+                         /*relayed=*/false, 1, &times);
+  };
+  LineAllreduce allreduce =
+      ktreeLine(true, 4, 3, values, words, macs, /*centered=*/true, 0, 20);
+  MeshGemm gemm{GemmTiling{28, 7, 4, 1, 3, 24}, true, rt::DType::F32, 30,
+                timing.kernelCycles(72, rt::DType::F32)};
+  auto closedForm = [&](const std::vector<int64_t> &starts) {
+    CoreClock clock(7, 4);
+    clock.set(starts);
+    clock.lines(true, line);
+    clock.local(20);
+    return clock.latest();
+  };
+  std::vector<int64_t> common(28, 100), staggered(28, 100);
+  for (int64_t x = 0; x < 4; ++x)
+    staggered[1 * 4 + x] = 900; // row 1 comes late
+  for (const std::vector<int64_t> &starts : {common, staggered}) {
+    CoreClock clock(7, 4);
+    clock.set(starts);
+    advanceLineAllreduce(timing, allreduce, line, clock);
+    EXPECT_EQ(clock.latest(), closedForm(starts));
+    EXPECT_EQ(clock.runLatests(), std::vector<int64_t>{clock.latest()});
+    advanceMeshGemm(timing, gemm, clock);
+    std::vector<int64_t> latests = clock.runLatests();
+    ASSERT_EQ(latests.size(), 2u) << "the GEMM joins the allreduce's run";
+    if (starts == common)
+      EXPECT_EQ(latests[0], closedForm(starts));
+    else
+      EXPECT_GT(latests[0], closedForm(starts)) << "held up by the GEMM";
+  }
+  // An op of another kind after it ends the run: the closed form stands.
+  CoreClock clock(7, 4);
+  clock.set(staggered);
+  advanceLineAllreduce(timing, allreduce, line, clock);
+  clock.lines(false, 5);
+  EXPECT_EQ(clock.runLatests(), std::vector<int64_t>{clock.latest()});
+}
+
 TEST(CoreClock, OpsWaitForTheCoresTheyNeed) {
   // A 2 x 3 grid (h = 2 rows of w = 3), cores row-major.
   CoreClock clock(2, 3);

@@ -57,6 +57,15 @@ int64_t allreduceCycles(const AllreduceUse &use, unsigned message,
                         bool interleave, rt::DType dtype,
                         std::vector<int64_t> *times = nullptr);
 
+/// `use`'s first message as the clock simulates it with ring ops
+/// (cost::LineAllreduce, `before` and `after` cycles around it): a K-tree's
+/// or the pipeline's along lines of more than one core, whole or in lane
+/// segments; none for the ring or a relayed tree.
+std::optional<cost::LineAllreduce>
+lineAllreduce(const AllreduceUse &use, GridAttr grid,
+              const rt::TimingModel &timing, bool interleave, rt::DType dtype,
+              int64_t before, int64_t after);
+
 /// An op's cycles from a common start (its estimateCycles): the last
 /// core's time after advanceClock from every core at 0.
 template <typename Op>

@@ -166,14 +166,27 @@ int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
   return fromCommonStart(*this, grid, timing, interleave);
 }
 
-/// The allreduce of `use`'s first message along each grid line, its chains
-/// starting from when each core's value is in.
+/// `before` cycles on every core, the allreduce of `use`'s first message
+/// along each grid line, its chains starting from when each core's value
+/// is in, then `after` cycles on every core. A K-tree's or the pipeline's (not
+/// relayed) also starts a run of the clock: a ring op right after it (the GEMM
+/// after an RMSNorm) is simulated with it, since the cores done early send
+/// their first tiles into the ramps the allreduce's last messages need.
 static void advanceAllreduce(cost::CoreClock &clock, const AllreduceUse &use,
                              GridAttr grid, const rt::TimingModel &timing,
-                             bool interleave, rt::DType dtype) {
-  clock.lines(use.alongX, [&](std::vector<int64_t> &times) {
+                             bool interleave, rt::DType dtype, int64_t before,
+                             int64_t after) {
+  auto line = [&](std::vector<int64_t> &times) {
     allreduceCycles(use, 0, grid, timing, interleave, dtype, &times);
-  });
+  };
+  if (std::optional<cost::LineAllreduce> allreduce =
+          lineAllreduce(use, grid, timing, interleave, dtype, before, after)) {
+    cost::advanceLineAllreduce(timing, std::move(*allreduce), line, clock);
+    return;
+  }
+  clock.local(before);
+  clock.lines(use.alongX, line);
+  clock.local(after);
 }
 
 void GemvOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
@@ -182,10 +195,9 @@ void GemvOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
   rt::DType dtype = dtypeOf(getResult());
   int64_t kt = localElements(getLhs(), grid),
           nt = localElements(getResult(), grid);
-  clock.local(timing.kernelCycles(nt, dtype) +
-              timing.kernelCycles(kt * nt, dtype));
-  advanceAllreduce(clock, *getAllreduceUse(grid), grid, timing, interleave,
-                   dtype);
+  advanceAllreduce(
+      clock, *getAllreduceUse(grid), grid, timing, interleave, dtype,
+      timing.kernelCycles(nt, dtype) + timing.kernelCycles(kt * nt, dtype), 0);
 }
 
 std::vector<ScratchBuffer> GemvOp::getScratchBuffers(GridAttr grid) {
@@ -226,12 +238,11 @@ void RmsNormOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
   rt::DType dtype = dtypeOf(getResult());
   int64_t cols = localElements(getWeight(), grid);
   int64_t rowCount = localElements(getInput(), grid) / cols;
-  clock.local(
-      cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1, dtype));
-  advanceAllreduce(clock, *getAllreduceUse(grid), grid, timing, interleave,
-                   dtype);
-  clock.local(cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
-                              shapeOf(getWeight())[0], 1, dtype));
+  advanceAllreduce(
+      clock, *getAllreduceUse(grid), grid, timing, interleave, dtype,
+      cost::rowCycles(timing, rt::Opcode::Reduce, rowCount, cols, 0, 1, dtype),
+      cost::rowCycles(timing, rt::Opcode::RmsScale, rowCount, cols,
+                      shapeOf(getWeight())[0], 1, dtype));
 }
 
 std::vector<ScratchBuffer> RmsNormOp::getScratchBuffers(GridAttr grid) {

@@ -155,58 +155,71 @@ static DecodeStages decodeStages(AttentionOp op, GridAttr grid,
           rowKernel(rt::Opcode::DivRows, queries, dim, 0, 1)};
 }
 
+/// Prefill attention as the lowering runs it; the scores' sum along x
+/// (over lanes) is left out.
+static cost::RingAttention prefillStages(AttentionOp op, GridAttr grid,
+                                         const rt::TimingModel &timing,
+                                         bool interleave) {
+  rt::DType dtype = dtypeOf(op.getResult());
+  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
+  auto rowKernel = [&](rt::Opcode kernel, int64_t m, int64_t n, int64_t k,
+                       int64_t groups) {
+    return cost::rowCycles(timing, kernel, m, n, k, groups, dtype);
+  };
+  int64_t tile = localElements(op.getKey(), grid);
+  int64_t out = localElements(op.getQuery(), grid);
+  cost::RingAttention a;
+  a.interleave = interleave;
+  a.dtype = dtype;
+  a.tileElements = 2 * tile;
+  if (op.getLanesPerHead()) {
+    // Copy keys and values, zero the output and the statistics (f32,
+    // ScratchBuffer::elementType); each step the lane scores, then the
+    // statistics and the values; the division.
+    PrefillLanes p = prefillLanes(op, grid);
+    int64_t rows = p.perRow * p.heads * p.group;
+    a.before = 2 * kernel(tile) + kernel(out) +
+               timing.kernelCycles(3 * rows, rt::DType::F32);
+    a.score = rowKernel(rt::Opcode::LaneFlashScores, p.lanes, p.lanesPerHead,
+                        p.perRow, p.group);
+    a.update =
+        rowKernel(rt::Opcode::FlashStats, p.heads * p.group, 0, p.perRow, 1) +
+        rowKernel(rt::Opcode::LaneFlashValues, p.lanes, p.lanesPerHead,
+                  p.perRow, p.group);
+    a.after = rowKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead,
+                        p.perRow, p.group);
+    return a;
+  }
+  // Copy keys and values, zero the output and the statistics; each step a
+  // flash step; the division.
+  ArrayRef<int64_t> key = shapeOf(op.getKey());
+  int64_t dim = key[2], perRow = ceilDiv(key[0], grid.getHeight());
+  int64_t kvHeads = tile / (perRow * dim);
+  int64_t group = shapeOf(op.getQuery())[2] / dim;
+  a.before = 2 * kernel(tile) + kernel(out) +
+             timing.kernelCycles(2 * out / dim, rt::DType::F32);
+  a.score = rowKernel(rt::Opcode::FlashStep, perRow, dim, kvHeads, group);
+  a.after = rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
+  return a;
+}
+
 int64_t AttentionOp::estimateCycles(GridAttr grid,
                                     const rt::TimingModel &timing,
                                     bool interleave) {
   rt::DType dtype = dtypeOf(getResult());
   int64_t h = grid.getHeight();
-  auto kernel = [&](int64_t work) { return timing.kernelCycles(work, dtype); };
-  auto rowKernel = [&](rt::Opcode op, int64_t m, int64_t n, int64_t k,
-                       int64_t groups) {
-    return cost::rowCycles(timing, op, m, n, k, groups, dtype);
-  };
-  ArrayRef<int64_t> key = shapeOf(getKey());
-  int64_t out = localElements(getQuery(), grid);
-  if (!isDecode() && getLanesPerHead()) {
-    // As the lowering: copy keys and values, zero the output and the
-    // statistics; H steps of scores, their sum along x, the statistics and
-    // the values, with H - 1 shifts; the division.
-    PrefillLanes p = prefillLanes(*this, grid);
-    int64_t tile = localElements(getKey(), grid);
-    int64_t rows = p.perRow * p.heads * p.group;
-    AllreduceUse use = *getAllreduceUse(grid);
-    int64_t step =
-        rowKernel(rt::Opcode::LaneFlashScores, p.lanes, p.lanesPerHead,
-                  p.perRow, p.group) +
-        allreduceCycles(use, 0, grid, timing, interleave, dtype) +
-        rowKernel(rt::Opcode::FlashStats, p.heads * p.group, 0, p.perRow, 1) +
-        rowKernel(rt::Opcode::LaneFlashValues, p.lanes, p.lanesPerHead,
-                  p.perRow, p.group);
-    // The statistics are f32 (ScratchBuffer::elementType).
-    return 2 * kernel(tile) + kernel(out) +
-           timing.kernelCycles(3 * rows, rt::DType::F32) +
-           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
-                                 step, 0, 0) +
-           step +
-           rowKernel(rt::Opcode::LaneDivRows, p.lanes, p.lanesPerHead, p.perRow,
-                     p.group);
-  }
   if (!isDecode()) {
-    // Copy keys and values into the travelling buffer, zero the output and
-    // the statistics; H flash steps with H - 1 shifts between them.
-    int64_t dim = key[2], perRow = ceilDiv(key[0], h);
-    int64_t tile = localElements(getKey(), grid);
-    int64_t kvHeads = tile / (perRow * dim);
-    int64_t group = shapeOf(getQuery())[2] / dim;
-    int64_t flash =
-        rowKernel(rt::Opcode::FlashStep, perRow, dim, kvHeads, group);
-    // The statistics are f32 (ScratchBuffer::elementType).
-    return 2 * kernel(tile) + kernel(out) +
-           timing.kernelCycles(2 * out / dim, rt::DType::F32) +
-           cost::ringShiftCycles(timing, h - 1, 2 * tile, dtype, h, interleave,
-                                 flash, 0, 0) +
-           flash +
-           rowKernel(rt::Opcode::DivRows, perRow * kvHeads * group, dim, 0, 1);
+    // H steps with H - 1 shifts of the keys and values between them; over
+    // lanes each step sums its scores along x.
+    cost::RingAttention a = prefillStages(*this, grid, timing, interleave);
+    int64_t step = a.score + a.update;
+    if (getLanesPerHead())
+      step += allreduceCycles(*getAllreduceUse(grid), 0, grid, timing,
+                              interleave, dtype);
+    return a.before +
+           cost::ringShiftCycles(timing, h - 1, a.tileElements, dtype, h,
+                                 interleave, step, 0, 0) +
+           step + a.after;
   }
   AllreduceUse use = *getAllreduceUse(grid);
   DecodeStages stages = decodeStages(*this, grid, timing, dtype);
@@ -220,7 +233,20 @@ int64_t AttentionOp::estimateCycles(GridAttr grid,
 void AttentionOp::advanceClock(cost::CoreClock &clock, GridAttr grid,
                                const rt::TimingModel &timing, bool interleave) {
   if (!isDecode()) {
-    clock.barrier(estimateCycles(grid, timing, interleave));
+    // Simulated with the ring ops around it where its scores' sum along x
+    // (over lanes) can be; else every core waits for the last.
+    int64_t closedForm = estimateCycles(grid, timing, interleave);
+    cost::RingAttention attention =
+        prefillStages(*this, grid, timing, interleave);
+    if (getLanesPerHead()) {
+      attention.scores = lineAllreduce(*getAllreduceUse(grid), grid, timing,
+                                       interleave, dtypeOf(getResult()), 0, 0);
+      if (!attention.scores) {
+        clock.barrier(closedForm);
+        return;
+      }
+    }
+    cost::advanceRingAttention(timing, attention, closedForm, clock);
     return;
   }
   // Each core runs the kernels before a message from its own time, and

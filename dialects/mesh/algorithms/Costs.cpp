@@ -22,6 +22,27 @@ rt::DType plans::dtypeOf(Value v) {
              : rt::DType::F32;
 }
 
+std::optional<cost::LineAllreduce>
+plans::lineAllreduce(const AllreduceUse &use, GridAttr grid,
+                     const rt::TimingModel &timing, bool interleave,
+                     rt::DType dtype, int64_t before, int64_t after) {
+  AllreduceAttr allreduce = use.allreduce;
+  bool alongX = use.messageAlongX(0);
+  int64_t n = alongX ? grid.getWidth() : grid.getHeight();
+  int64_t values = use.messageElements[0];
+  if (n <= 1 || use.relayed ||
+      allreduce.getAlgorithm() == AllreduceAlgorithm::ring)
+    return std::nullopt;
+  // Lane segments' trees run over ring positions (logical columns).
+  std::optional<AxisSegments> segments = use.segmentsAlong(alongX);
+  return cost::ktreeLine(
+      alongX, n, allreduce.getTreeK(), values,
+      rt::TimingModel::words(values, dtype), timing.macsPerCycle(dtype),
+      allreduce.getAlgorithm() == AllreduceAlgorithm::ktree, before, after,
+      segments ? segments->columns : 0, segments ? segments->used() : 0,
+      segments ? rt::ringOrder(n, interleave) : std::vector<int64_t>{});
+}
+
 int64_t plans::allreduceCycles(const AllreduceUse &use, unsigned message,
                                GridAttr grid, const rt::TimingModel &timing,
                                bool interleave, rt::DType dtype,

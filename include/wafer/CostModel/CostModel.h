@@ -12,11 +12,13 @@
 #ifndef WAFER_COSTMODEL_COSTMODEL_H
 #define WAFER_COSTMODEL_COSTMODEL_H
 
+#include "wafer/Runtime/Fabric.h"
 #include "wafer/Runtime/Program.h"
 #include "wafer/Runtime/TimingModel.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -64,8 +66,48 @@ struct LocalWork {
   int64_t cycles = 0;
 };
 
+/// An allreduce along every grid row (alongX) or column with the K-tree's
+/// (or the pipeline's) trees, as ktreeAllreduceCycles runs one: each core
+/// works `before` cycles, each position adds the sums of its groups, sends
+/// its own to the previous member (streaming it on when a next member's
+/// comes through it), and the root multicasts the sum; then each core
+/// works `after` cycles. In a run with ring ops, the ring op after it can
+/// hold up its last messages on the ramps they share, and it the last
+/// tiles of the ring op before.
+struct LineAllreduce {
+  /// One tree: the physical positions along the line it spans, in tree
+  /// order, rooted at tree position `root` with `levels`.
+  struct Tree {
+    std::vector<int64_t> positions;
+    int64_t root = 0;
+    std::vector<rt::KTreeLevel> levels;
+  };
+  bool alongX = true;
+  /// One over the whole line, or one per lane segment (the positions past
+  /// the segments take no part).
+  std::vector<Tree> trees;
+  int64_t words = 0, add = 0, before = 0, after = 0;
+};
+
+/// Prefill attention as the clock runs it: each core works `before` cycles
+/// (copying its keys and values, zeroing the output and the statistics),
+/// then once per grid row: works `score` cycles, sums the scores along x
+/// with `scores` (over lanes; none: whole heads), works `update` cycles
+/// and, but for the last time, passes its keys and values (`tileElements`)
+/// to the previous position of the y ring; then works `after` cycles.
+struct RingAttention {
+  bool interleave = false;
+  rt::DType dtype = rt::DType::F32;
+  int64_t tileElements = 0, before = 0, score = 0, update = 0, after = 0;
+  std::optional<LineAllreduce> scores;
+};
+
+/// A run's simulation, paused (RingRuns.cpp).
+struct RunState;
+
 /// An op the clock simulates together with the ops around it.
-using RunOp = std::variant<LocalWork, MeshGemm, RingRelayout>;
+using RunOp = std::variant<LocalWork, MeshGemm, RingRelayout, LineAllreduce,
+                           RingAttention>;
 
 /// When each core of an h x w grid is done with the ops estimated so far.
 /// An op starts on a core when the core is done with the op before, as in
@@ -112,15 +154,21 @@ public:
 
 private:
   friend bool advanceRun(const rt::TimingModel &timing, RunOp op,
-                         CoreClock &clock);
+                         CoreClock &clock, bool orAlone);
+  friend void
+  advanceLineAllreduce(const rt::TimingModel &timing, LineAllreduce allreduce,
+                       const std::function<void(std::vector<int64_t> &)> &line,
+                       CoreClock &clock);
   /// The ring ops since an op of another kind, each core's time before
-  /// them (none: every core at `start`), and the last core's time after
-  /// each.
+  /// them (none: every core at `start`), the last core's time after each,
+  /// and the simulation paused where an op appended to it starts to
+  /// matter (none: simulate it from the start).
   struct Run {
     std::vector<int64_t> starts;
     int64_t start = 0;
     std::vector<RunOp> ops;
     std::vector<int64_t> latests;
+    std::shared_ptr<RunState> paused;
   };
 
   enum class Form { Uniform, Separable, General };
@@ -215,6 +263,17 @@ int64_t ktreeAllreduceCycles(int64_t n, int64_t k, int64_t values,
                              int64_t hopsPerPosition = 1,
                              std::vector<int64_t> *times = nullptr);
 
+/// The K-tree allreduce of ktreeAllreduceCycles (not relayed) along every
+/// grid row (alongX) or column, each core working `before` cycles before it
+/// and `after` after it: one tree over the line's n physical positions, or
+/// (segmentColumns > 0) one per segment of that many ring positions of the
+/// first `used`, `order` giving each ring position's physical one.
+LineAllreduce ktreeLine(bool alongX, int64_t n, int64_t k, int64_t values,
+                        int64_t words, double macsPerCycle, bool centered,
+                        int64_t before, int64_t after,
+                        int64_t segmentColumns = 0, int64_t used = 0,
+                        const std::vector<int64_t> &order = {});
+
 //===----------------------------------------------------------------------===//
 // GEMM and relayout schedules (GemmSchedules.cpp, RingRuns.cpp)
 //===----------------------------------------------------------------------===//
@@ -231,12 +290,30 @@ void advanceSumma(const rt::TimingModel &timing, const GemmTiling &t,
 void advanceMeshGemm(const rt::TimingModel &timing, const MeshGemm &gemm,
                      CoreClock &clock);
 
+/// Prefill attention on the clock's grid, simulated with the ring ops
+/// before it (CoreClock::runLatests); beyond the budget of core-steps every
+/// core waits for the last one and takes `closedForm` cycles.
+void advanceRingAttention(const rt::TimingModel &timing,
+                          const RingAttention &attention, int64_t closedForm,
+                          CoreClock &clock);
+
 /// A relayout on the clock's grid, simulated with the ring ops before it
 /// (CoreClock::runLatests); beyond the budget of core-steps the cores of
 /// each ring wait for the ring's last one and take `closedForm` cycles.
 void advanceRelayout(const rt::TimingModel &timing,
                      const RingRelayout &relayout, int64_t closedForm,
                      CoreClock &clock);
+
+/// An allreduce along the clock's lines: simulated with the clock's run if
+/// that holds a ring op (CoreClock::runLatests) and the budget allows;
+/// else every core works `allreduce.before`, `line` turns each line's
+/// times into its ends (ktreeAllreduceCycles'), every core then works
+/// `allreduce.after`, and
+/// within the budget a run starts with it, so that a ring op right after
+/// it is simulated with it.
+void advanceLineAllreduce(
+    const rt::TimingModel &timing, LineAllreduce allreduce,
+    const std::function<void(std::vector<int64_t> &)> &line, CoreClock &clock);
 
 } // namespace wafer::cost
 
