@@ -257,8 +257,8 @@ static RunEnds simulateRun(const rt::TimingModel &timing,
     return true;
   };
   // Runs core c's prefill attention until it waits (false) or is done
-  // (true). Each step: stage 0 scores, 1 sums them along x, 2 updates the
-  // statistics and values, 3 sends its keys and values (at its time), 4
+  // (true). Each step: stage 0 scores, 1 sums them along x and updates the
+  // statistics and values, 2 sends its keys and values (at its time), 3
   // receives the next ones.
   auto advanceAttention = [&](int64_t c) {
     Core &core = cores[c];
@@ -275,12 +275,12 @@ static RunEnds simulateRun(const rt::TimingModel &timing,
         core.now += attention.update;
         if (core.step == h - 1)
           return true;
-        core.stage = 3;
+        core.stage = 2;
         ready.push(core.now, c);
         return false;
-      case 3:
+      case 2:
         send(c, 1);
-        core.stage = 4;
+        core.stage = 3;
         [[fallthrough]];
       default:
         if (core.inbox[1].empty()) {

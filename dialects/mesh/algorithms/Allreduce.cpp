@@ -169,9 +169,9 @@ int64_t GemvOp::estimateCycles(GridAttr grid, const rt::TimingModel &timing,
 /// `before` cycles on every core, the allreduce of `use`'s first message
 /// along each grid line, its chains starting from when each core's value
 /// is in, then `after` cycles on every core. A K-tree's or the pipeline's (not
-/// relayed) also starts a run of the clock: a ring op right after it (the GEMM
-/// after an RMSNorm) is simulated with it, since the cores done early send
-/// their first tiles into the ramps the allreduce's last messages need.
+/// relayed) is simulated with the ring ops around it (it joins the clock's
+/// run, or starts one): the cores done early with one op send their first
+/// messages into the ramps the others' last ones need.
 static void advanceAllreduce(cost::CoreClock &clock, const AllreduceUse &use,
                              GridAttr grid, const rt::TimingModel &timing,
                              bool interleave, rt::DType dtype, int64_t before,
