@@ -85,6 +85,22 @@ int64_t wafer::tfm::sliceLength(int64_t start, int64_t end, int64_t step) {
   return start > end ? (start - end - step - 1) / -step : 0;
 }
 
+std::optional<wafer::tfm::AxisRange> wafer::tfm::axisRangeOf(SliceOp slice) {
+  ArrayRef<int64_t> shape = slice.getInput().getType().getShape();
+  std::optional<AxisRange> range;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    int64_t start = slice.getStarts()[d], end = slice.getEnds()[d];
+    if (slice.getSteps()[d] != 1)
+      return std::nullopt;
+    if (start == 0 && end == size)
+      continue;
+    if (range || start >= end)
+      return std::nullopt;
+    range = AxisRange{int64_t(d), start, end};
+  }
+  return range;
+}
+
 SmallVector<int64_t> wafer::tfm::gatherShape(ArrayRef<int64_t> shape,
                                              ArrayRef<int64_t> indices,
                                              int64_t axis) {

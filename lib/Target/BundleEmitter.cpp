@@ -13,6 +13,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace wafer;
 
@@ -110,6 +112,9 @@ public:
       result.roles.push_back({role.getSymName().str(),
                               role.getCores().toRuntime(),
                               instructions(role.getBody().front())});
+    std::map<std::pair<std::string, std::string>,
+             std::pair<std::vector<int64_t>, rt::TensorValues>>
+        loaded;
     for (auto input : body.getOps<core::InputOp>()) {
       auto tensor = hostTensor(input.getBuffer(), input.getName(),
                                input.getType());
@@ -134,21 +139,30 @@ public:
         if (auto ids = input.getGatherIds())
           tensor.gatherIds = ids->str();
       } else if (file) {
-        llvm::Expected<WeightData> weight = weights.load(*file, input.getName());
-        if (!weight)
-          return weight.takeError();
+        // A weight placed more than once (a tied embedding, the parts of a
+        // fused projection) is read once and its values shared.
+        auto [known, first] = loaded.try_emplace(
+            std::make_pair(file->str(), input.getName().str()));
+        auto &[shape, values] = known->second;
+        if (first) {
+          llvm::Expected<WeightData> weight =
+              weights.load(*file, input.getName());
+          if (!weight)
+            return weight.takeError();
+          shape = std::move(weight->shape);
+          values = rt::TensorValues(std::move(weight->values));
+        }
         bool matches =
             input.getGatherIds()
-                ? !weight->shape.empty() && !tensor.sourceShape.empty() &&
-                      weight->shape.back() == tensor.sourceShape.back()
-                : elementCount(weight->shape) ==
-                      elementCount(tensor.sourceShape);
+                ? !shape.empty() && !tensor.sourceShape.empty() &&
+                      shape.back() == tensor.sourceShape.back()
+                : elementCount(shape) == elementCount(tensor.sourceShape);
         if (!matches)
           return fail(*file + ": initializer '" + input.getName() +
                       "' changed shape since import");
         if (auto ids = input.getGatherIds())
           tensor.gatherIds = ids->str();
-        tensor.data = std::move(weight->values);
+        tensor.data = values;
       } else if (auto value = input.getValue(); value && loadWeights) {
         // Without weights the constants stay out too: the modes that run
         // such a program read no element data, and a 4096-token prefill's

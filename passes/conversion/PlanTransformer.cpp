@@ -21,11 +21,9 @@ using namespace wafer;
 
 namespace wafer::planning {
 
-/// Whether `v` is a bias: a weight or constant vector.
+/// Whether `v` is a bias: a weight or constant vector, or a part of one.
 static bool isBias(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getRank() == 1 &&
-         isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(v.getDefiningOp());
+  return cast<RankedTensorType>(v.getType()).getRank() == 1 && isParameter(v);
 }
 
 /// Looks through the ops between a projection and attention.
@@ -78,8 +76,9 @@ bool Planner::isHeadForm(Value v) {
 
 FailureOr<std::pair<int64_t, int64_t>>
 Planner::projectionSizes(Operation *op, Value weight, bool transposed) {
-  // The importer keeps small initializers as constants: placed alike.
-  if (!isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(weight.getDefiningOp()))
+  // The importer keeps small initializers as constants: placed alike, and
+  // so are the parts of a fused projection's weight.
+  if (!isParameter(weight))
     return op->emitError("convert-tfm-to-mesh: a projection into or out of "
                          "attention heads needs a weight operand");
   auto type = cast<RankedTensorType>(weight.getType());

@@ -47,6 +47,9 @@ LogicalResult Planner::run() {
             .Case<tfm::AttentionOp>([&](auto op) { return planAttention(op); })
             .Case<tfm::WeightOp, tfm::ConstantOp>(
                 [&](auto) { return success(); })
+            .Case<tfm::SliceOp>([&](auto op) {
+              return isHostValue(op) ? success() : noPlan(op);
+            })
             .Case<tfm::EmbedOp>([&](auto op) { return planEmbed(op); })
             .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
             .Default([&](Operation *op) { return noPlan(op); });
@@ -54,10 +57,18 @@ LogicalResult Planner::run() {
       return failure();
     LLVM_DEBUG(traceOp(op));
   }
+  if (failed(readWeightParts(func)))
+    return failure();
   // Compute ops are replaced; host ops stay only while distributes use them.
   for (Operation *op : llvm::reverse(worklist))
     if (!isa<func::ReturnOp>(op) && op->use_empty())
       op->erase();
+  // So do the planner's views of weights' parts that readWeightParts
+  // replaced (users come after what they use).
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(func.getBody().front())))
+    if (isa<tfm::ReshapeOp, tfm::SliceOp>(op) && op.use_empty())
+      op.erase();
   return success();
 }
 
@@ -137,6 +148,15 @@ mesh::LayoutAttr Planner::defaultLayout(int64_t rank) {
   return layout(axes, blocks);
 }
 
+bool isParameter(Value v) {
+  if (auto slice = v.getDefiningOp<tfm::SliceOp>()) {
+    if (!tfm::axisRangeOf(slice))
+      return false;
+    v = slice.getInput();
+  }
+  return isa_and_nonnull<tfm::WeightOp, tfm::ConstantOp>(v.getDefiningOp());
+}
+
 bool Planner::isHostValue(Value v) {
   if (isa<BlockArgument>(v))
     return true;
@@ -145,6 +165,9 @@ bool Planner::isHostValue(Value v) {
     return true;
   if (isa<tfm::TransposeOp, tfm::ReshapeOp>(def))
     return isHostValue(def->getOperand(0));
+  // A fused projection's part: read from the whole weight (readWeightParts).
+  if (isa<tfm::SliceOp>(def))
+    return isParameter(v);
   // The host places embedding rows (core.input gather_ids).
   if (auto embed = dyn_cast<tfm::EmbedOp>(def))
     return isa<BlockArgument>(embed.getIds()) &&

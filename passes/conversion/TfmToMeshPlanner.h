@@ -85,7 +85,8 @@ private:
   mesh::LayoutAttr defaultLayout(int64_t rank);
 
   /// Whether `v` stays on the host: arguments, weights, constants, views
-  /// of them, and embedding gathers of a weight table by a graph input.
+  /// of them, a range of one axis of a weight or constant, and embedding
+  /// gathers of a weight table by a graph input.
   bool isHostValue(Value v);
 
   /// `v` on the grid with shape `shape` in `layout`: a distribute of a host
@@ -279,6 +280,15 @@ private:
   llvm::DenseSet<Value> headsFirst;
 };
 
+/// Whether `v` is a weight or constant, or a range of one axis of one (a
+/// fused projection's part, tfm.slice).
+bool isParameter(Value v);
+
+/// Makes each distribute of a weight's part (a tfm.slice the planner
+/// placed, through its views) read the whole weight with an index map
+/// instead (PlanWeightParts.cpp); an error where the plan's view of the
+/// part cannot be read that way.
+LogicalResult readWeightParts(func::FuncOp func);
 
 } // namespace wafer::planning
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RaiseMatchers.h"
+#include "RaisePatterns.h"
 #include "wafer/Eval/Evaluator.h"
 #include "wafer/Passes/Passes.h"
 
@@ -39,30 +40,6 @@ namespace {
 /// score, exactly as a -inf mask.
 constexpr double kMaskedScore = -1e4;
 
-/// The operand pair of a commutative binary op, in both orders.
-template <typename OpTy>
-SmallVector<std::pair<Value, Value>> operandOrders(Value v) {
-  auto op = v.getDefiningOp<OpTy>();
-  if (!op)
-    return {};
-  return {{op.getLhs(), op.getRhs()}, {op.getRhs(), op.getLhs()}};
-}
-
-bool isWeight(Value v) { return bool(v.getDefiningOp<tfm::WeightOp>()); }
-
-bool isParameter(Value v) {
-  return isWeight(v) || bool(v.getDefiningOp<tfm::ConstantOp>());
-}
-
-/// Replaces `anchor` by the raised op `op`.
-LogicalResult raised(PatternRewriter &rewriter, Operation *anchor,
-                     Operation *op) {
-  LLVM_DEBUG(llvm::dbgs() << "raised " << op->getName() << " at "
-                          << anchor->getLoc() << "\n");
-  rewriter.replaceOp(anchor, op->getResults());
-  return success();
-}
-
 /// A rewrite pattern from a function matching and rewriting one op type.
 template <typename OpTy>
 struct RaisePattern : OpRewritePattern<OpTy> {
@@ -77,38 +54,6 @@ struct RaisePattern : OpRewritePattern<OpTy> {
   }
   Fn fn;
 };
-
-//===--------------------------------------------------------------------===//
-// embed and linear
-//===--------------------------------------------------------------------===//
-
-LogicalResult raiseEmbed(tfm::GatherOp gather, PatternRewriter &b) {
-  if (!isWeight(gather.getInput()) || gather.getAxis() != 0 ||
-      shapeOf(gather.getInput()).size() != 2)
-    return failure();
-  return raised(b, gather,
-                b.create<tfm::EmbedOp>(gather.getLoc(), gather.getType(),
-                                       gather.getInput(), gather.getIndices()));
-}
-
-LogicalResult raiseLinear(tfm::MatMulOp matmul, PatternRewriter &b) {
-  Value weight = matmul.getRhs();
-  bool transposed = false;
-  if (auto t = weight.getDefiningOp<tfm::TransposeOp>();
-      t && isWeight(t.getInput()) &&
-      t.getPermutation() == ArrayRef<int64_t>{1, 0}) {
-    weight = t.getInput();
-    transposed = true;
-  }
-  if (!isWeight(weight) || shapeOf(weight).size() != 2 ||
-      shapeOf(matmul.getLhs()).size() < 2 || isParameter(matmul.getLhs()))
-    return failure();
-  auto linear = b.create<tfm::LinearOp>(matmul.getLoc(), matmul.getType(),
-                                        matmul.getLhs(), weight);
-  if (transposed)
-    linear.setTransposeWeight(true);
-  return raised(b, matmul, linear);
-}
 
 //===--------------------------------------------------------------------===//
 // rms_norm: w * (x * 1/sqrt(mean(x^2, -1) + eps)) in its written forms
@@ -591,6 +536,8 @@ void wafer::populateTfmRaiseTransformerPatterns(RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<RaisePattern<tfm::GatherOp>>(context, raiseEmbed, "embed");
   patterns.add<RaisePattern<tfm::MatMulOp>>(context, raiseLinear, "linear");
+  patterns.add<RaisePattern<tfm::SliceOp>>(context, raiseProjectionPart,
+                                           "projection part");
   patterns.add<RaiseAttentionPattern>(context);
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseRmsNorm, "rms_norm");
   patterns.add<RaisePattern<tfm::MulOp>>(context, raiseSwiglu, "swiglu");

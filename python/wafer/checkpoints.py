@@ -490,6 +490,9 @@ def main(argv=None):
         # A LLaMA checkpoint has no biases: they would be dropped silently.
         raise SystemExit(f"error: {args.config}: q/k/v biases (qkv_bias) are "
                          "not part of a LLaMA checkpoint")
+    if config.fused_projections:
+        raise SystemExit(f"error: {args.config}: fused projections "
+                         "(fused_projections) are not part of a LLaMA checkpoint")
     if args.train and not args.tokenizer:
         ap.error("--train needs --tokenizer")
     hf = hf_weights(config, args.seed,

@@ -13,7 +13,9 @@ CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b``,
 larger models; QWen2 has biases on q, k and v) or a JSON file with the keys
 of ``LlamaConfig`` (dim, n_layers, n_heads, n_kv_heads, ffn_dim,
 vocab_size, rms_eps, rope_theta, rope_style, tie_word_embeddings,
-qkv_bias; the last five are optional).  Every named config uses
+qkv_bias, fused_projections; the last six are optional; fused_projections
+writes Phi-3's one ``qkv_proj`` split into q, k and v and one
+``gate_up_proj`` chunked into gate and up).  Every named config uses
 rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
 stories15m ties its output projection to the embedding like llama2.c (the
 exported graph then holds the embedding and a transposed copy, as torch
@@ -121,6 +123,9 @@ class LlamaConfig:
     rope_style: str = "half"            # "half" (Llama) or "interleaved" (GPT-J)
     tie_word_embeddings: bool = False
     qkv_bias: bool = False              # QWen2: biases on q, k and v
+    # Phi-3's and gpt-fast's fused projections: one qkv_proj whose output
+    # is split into q, k and v, and one gate_up_proj chunked in two.
+    fused_projections: bool = False
     # The export's interface: the graphs also take attention_mask and
     # position_ids, as Hugging Face's and Optimum's exports do.
     hf_inputs: bool = False
@@ -273,13 +278,22 @@ def repeat_kv(hidden_states, n_rep):
 class LlamaMLP(nn.Module):
     def __init__(self, config, device=None):
         super().__init__()
-        self.gate_proj = nn.Linear(config.dim, config.ffn_dim, bias=False, device=device)
-        self.up_proj = nn.Linear(config.dim, config.ffn_dim, bias=False, device=device)
+        self.fused = config.fused_projections
+        if self.fused:
+            self.gate_up_proj = nn.Linear(config.dim, 2 * config.ffn_dim, bias=False,
+                                          device=device)
+        else:
+            self.gate_proj = nn.Linear(config.dim, config.ffn_dim, bias=False, device=device)
+            self.up_proj = nn.Linear(config.dim, config.ffn_dim, bias=False, device=device)
         self.down_proj = nn.Linear(config.ffn_dim, config.dim, bias=False, device=device)
         self.act_fn = nn.SiLU()
 
     def forward(self, x):
-        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        if self.fused:
+            gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        else:
+            gate, up = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(self.act_fn(gate) * up)
 
 
 class LlamaAttention(nn.Module):
@@ -292,17 +306,26 @@ class LlamaAttention(nn.Module):
         self.head_dim = config.head_dim
         d, hd = config.dim, config.head_dim
         bias = config.qkv_bias
-        self.q_proj = nn.Linear(d, self.num_heads * hd, bias=bias, device=device)
-        self.k_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=bias, device=device)
-        self.v_proj = nn.Linear(d, self.num_key_value_heads * hd, bias=bias, device=device)
+        self.split = [self.num_heads * hd, self.num_key_value_heads * hd,
+                      self.num_key_value_heads * hd]
+        if config.fused_projections:
+            self.qkv_proj = nn.Linear(d, sum(self.split), bias=bias, device=device)
+        else:
+            self.q_proj = nn.Linear(d, self.split[0], bias=bias, device=device)
+            self.k_proj = nn.Linear(d, self.split[1], bias=bias, device=device)
+            self.v_proj = nn.Linear(d, self.split[2], bias=bias, device=device)
         self.o_proj = nn.Linear(self.num_heads * hd, d, bias=False, device=device)
 
     def forward(self, hidden_states, position_embeddings, attention_mask=None,
                 past_key_value=None):
         bsz, q_len, _ = hidden_states.size()
-        query_states = self.q_proj(hidden_states)
-        key_states = self.k_proj(hidden_states)
-        value_states = self.v_proj(hidden_states)
+        if self.config.fused_projections:
+            query_states, key_states, value_states = self.qkv_proj(
+                hidden_states).split(self.split, dim=-1)
+        else:
+            query_states = self.q_proj(hidden_states)
+            key_states = self.k_proj(hidden_states)
+            value_states = self.v_proj(hidden_states)
 
         query_states = query_states.view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
         key_states = key_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
@@ -882,7 +905,8 @@ def structure_summary(proto, config, graph, seed, prefill_len, past_len):
                         ffn_dim=24, vocab_size=64, rms_eps=config.rms_eps,
                         rope_theta=config.rope_theta, rope_style=config.rope_style,
                         tie_word_embeddings=config.tie_word_embeddings,
-                        qkv_bias=config.qkv_bias, hf_inputs=config.hf_inputs)
+                        qkv_bias=config.qkv_bias, hf_inputs=config.hf_inputs,
+                        fused_projections=config.fused_projections)
     with tempfile.TemporaryDirectory() as tmp:
         ref_model = build_model(small, "random", seed)
         example = make_inputs(small, graph, seed, prefill_len, past_len)

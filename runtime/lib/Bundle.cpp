@@ -17,6 +17,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <map>
 #include <numeric>
 
 using namespace llvm;
@@ -207,12 +208,24 @@ private:
         layout.emplace_back(fb::Axis(d.axis), d.blocks);
       flatbuffers::Offset<flatbuffers::Vector<float>> data = 0;
       flatbuffers::Offset<flatbuffers::Vector<uint16_t>> dataF16 = 0;
-      if (storedAsHalves(p, t))
+      // A weight placed more than once (a tied embedding, each part of a
+      // fused projection) is stored once: the tensors share the vector.
+      bool halves = storedAsHalves(p, t);
+      const void *values = t.data.f32()
+                               ? static_cast<const void *>(t.data.f32())
+                               : static_cast<const void *>(t.data.f16());
+      auto &written = writtenData[{values, t.data.size(), halves}];
+      if (values && written.o) {
+        (halves ? dataF16.o : data.o) = written.o;
+      } else if (halves) {
         dataF16 = t.data.f16() ? b.CreateVector(t.data.f16(), t.data.size())
                                : b.CreateVector(t.data.toHalves());
-      else if (!t.data.empty())
+        written.o = dataF16.o;
+      } else if (!t.data.empty()) {
         data = t.data.f32() ? b.CreateVector(t.data.f32(), t.data.size())
                             : b.CreateVector(t.data.toFloats());
+        written.o = data.o;
+      }
       out.push_back(fb::CreateHostTensor(
           b, b.CreateString(t.name), b.CreateVector(t.shape),
           fb::DType(t.dtype), t.buffer, b.CreateVectorOfStructs(layout),
@@ -225,6 +238,9 @@ private:
   }
 
   flatbuffers::FlatBufferBuilder b{1 << 16};
+  /// The data vectors written so far, by the values they hold.
+  std::map<std::tuple<const void *, size_t, bool>, flatbuffers::Offset<void>>
+      writtenData;
 };
 
 //===----------------------------------------------------------------------===//
@@ -368,10 +384,15 @@ private:
     if (owner)
       return TensorValues::view(v->Data(), v->size(), dtype, owner,
                                 inMappedFile);
-    if constexpr (std::is_same_v<T, uint16_t>)
-      return TensorValues::halves(vec(v));
-    else
-      return TensorValues(vec(v));
+    // Tensors that share a vector (one weight placed twice) share the copy.
+    TensorValues &copy = copies[v->Data()];
+    if (copy.empty()) {
+      if constexpr (std::is_same_v<T, uint16_t>)
+        copy = TensorValues::halves(vec(v));
+      else
+        copy = TensorValues(vec(v));
+    }
+    return copy;
   }
 
   Error bad(StringRef what) {
@@ -451,6 +472,7 @@ private:
   std::shared_ptr<const void> owner;
   bool inMappedFile;
   bool misaligned = false;
+  std::map<const void *, TensorValues> copies;
 
 public:
   /// Whether withWeights = false left out any weight's values.

@@ -40,6 +40,18 @@ template <typename T> std::string listText(const std::vector<T> &v) {
   return s + "]";
 }
 
+/// A gather's source coordinates: `from a to b` when they run up by one
+/// (a weight's part), else their count (a KV cache's slots).
+std::string indexMapText(const std::vector<int64_t> &map) {
+  for (size_t i = 1; i < map.size(); ++i)
+    if (map[i] != map[0] + int64_t(i))
+      return std::to_string(map.size()) + " coordinates";
+  if (map.empty())
+    return "no coordinates";
+  return "from " + std::to_string(map.front()) + " to " +
+         std::to_string(map.back());
+}
+
 /// FNV-1a over the values' bit patterns: enough to tell weights apart.
 uint32_t checksum(const std::vector<float> &values) {
   uint32_t h = 2166136261u;
@@ -187,6 +199,8 @@ private:
       if (!t.sourceView.empty())
         os << " as " << listText(t.sourceView);
       os << " permutation " << listText(t.permutation);
+      if (t.indexDim >= 0)
+        os << " gathers dim " << t.indexDim << " " << indexMapText(t.indexMap);
       if (t.data.empty())
         os << " user";
       else

@@ -95,6 +95,21 @@ TEST(Bundle, RoundTripPreservesTheDump) {
   EXPECT_EQ(llvm::cantFail(serializeBundle(*back)), bytes);
 }
 
+TEST(Bundle, AWeightPlacedTwiceIsStoredOnce) {
+  // richProgram's "lanes" places w's values (the same TensorValues) again,
+  // as a fused projection's parts and a tied embedding do.
+  Program p = richProgram();
+  std::vector<uint8_t> shared = llvm::cantFail(serializeBundle(p));
+  llvm::StringRef view(reinterpret_cast<const char *>(shared.data()),
+                       shared.size());
+  Program back = llvm::cantFail(deserializeBundle(view, "mem"));
+  const HostTensor &w = back.inputs[back.inputs.size() - 2];
+  EXPECT_EQ(w.data.f32(), back.inputs.back().data.f32());
+  p.inputs.back().data = TensorValues(p.inputs.back().data.toFloats());
+  std::vector<uint8_t> copied = llvm::cantFail(serializeBundle(p));
+  EXPECT_GE(copied.size(), shared.size() + 6 * sizeof(float));
+}
+
 TEST(Bundle, TooLargeForAFlatBufferIsAnError) {
   Program p = richProgram();
   for (HostTensor &t : p.inputs)

@@ -144,12 +144,13 @@ public:
   /// Sets every core's time (h * w of them, row-major).
   void set(std::vector<int64_t> perCoreTimes);
   /// The last core's time after each op of the run the last op was
-  /// simulated in, the last being latest(). Consecutive ring ops
-  /// (MeshGEMMs, relayouts and the local work between them) are simulated
-  /// together: a core already in the next op holds up the last messages of
-  /// the one before on the ramps they share, so an op can end the ones
-  /// before it in its run later. Each op of a run advances the clock once.
-  /// One entry after an op of any other kind.
+  /// simulated in, the last being latest(). Consecutive run ops (RunOp:
+  /// MeshGEMMs, relayouts, line allreduces, prefill attention and the
+  /// local work between them) are simulated together: a core already in
+  /// the next op holds up the last messages of the one before on the
+  /// ramps they share, so an op can end the ones before it in its run
+  /// later. Each op of a run advances the clock once. One entry after an
+  /// op of any other kind.
   std::vector<int64_t> runLatests() const;
 
 private:
@@ -159,7 +160,7 @@ private:
   advanceLineAllreduce(const rt::TimingModel &timing, LineAllreduce allreduce,
                        const std::function<void(std::vector<int64_t> &)> &line,
                        CoreClock &clock);
-  /// The ring ops since an op of another kind, each core's time before
+  /// The run ops since an op of another kind, each core's time before
   /// them (none: every core at `start`), the last core's time after each,
   /// and the simulation paused where an op appended to it starts to
   /// matter (none: simulate it from the start).
@@ -308,9 +309,8 @@ void advanceRelayout(const rt::TimingModel &timing,
 /// that holds a ring op (CoreClock::runLatests) and the budget allows;
 /// else every core works `allreduce.before`, `line` turns each line's
 /// times into its ends (ktreeAllreduceCycles'), every core then works
-/// `allreduce.after`, and
-/// within the budget a run starts with it, so that a ring op right after
-/// it is simulated with it.
+/// `allreduce.after`, and within the budget a run starts with it, so that
+/// a ring op right after it is simulated with it.
 void advanceLineAllreduce(
     const rt::TimingModel &timing, LineAllreduce allreduce,
     const std::function<void(std::vector<int64_t> &)> &line, CoreClock &clock);

@@ -39,6 +39,15 @@ std::optional<int64_t> rangeLength(double start, double limit, double delta);
 /// How many elements a normalised slice start:end:step takes.
 int64_t sliceLength(int64_t start, int64_t end, int64_t step);
 
+/// One contiguous range [start, end) of one axis.
+struct AxisRange {
+  int64_t axis, start, end;
+};
+/// What `slice` takes when it keeps every axis whole but one, and of that
+/// one a non-empty range with step 1 (the parts of a fused projection);
+/// nullopt for any other slice.
+std::optional<AxisRange> axisRangeOf(SliceOp slice);
+
 /// The name by which `function`'s argument `index` is given: its tfm.name
 /// (the ONNX graph input), or input<index> in a module written by hand.
 /// The bundle, the host evaluator and --init all name inputs by it.
