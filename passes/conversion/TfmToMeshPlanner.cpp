@@ -9,6 +9,7 @@ using namespace wafer;
 namespace wafer::planning {
 
 LogicalResult Planner::run() {
+  moveRowSelections(func);
   findHeadProjections();
   SmallVector<Operation *> worklist;
   for (Operation &op : func.getBody().front())
@@ -48,7 +49,8 @@ LogicalResult Planner::run() {
             .Case<tfm::WeightOp, tfm::ConstantOp>(
                 [&](auto) { return success(); })
             .Case<tfm::SliceOp>([&](auto op) {
-              return isHostValue(op) ? success() : noPlan(op);
+              return isHostValue(op) || keptRows(op).has_value() ? success()
+                                                                 : noPlan(op);
             })
             .Case<tfm::EmbedOp>([&](auto op) { return planEmbed(op); })
             .Case<func::ReturnOp>([&](auto op) { return planReturn(op); })
@@ -393,11 +395,49 @@ int64_t Planner::splitAxis(Value planned) {
   return kNone;
 }
 
+std::optional<std::pair<Value, tfm::AxisRange>>
+Planner::keptRows(tfm::SliceOp slice) {
+  std::optional<tfm::AxisRange> range = tfm::axisRangeOf(slice);
+  Value whole = slice.getInput();
+  if (!range || isHostValue(whole) ||
+      !llvm::all_of(slice->getUsers(),
+                    [](Operation *user) { return isa<func::ReturnOp>(user); }))
+    return std::nullopt;
+  // Only of a tensor the host reads back as planned, leading unit
+  // dimensions aside.
+  Value planned = plannedValues.lookup(whole);
+  if (!planned)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(whole.getType()).getShape();
+  ArrayRef<int64_t> plannedShape =
+      cast<RankedTensorType>(planned.getType()).getShape();
+  int64_t dropped = int64_t(shape.size()) - int64_t(plannedShape.size());
+  if (dropped < 0 || range->axis < dropped ||
+      shape.drop_front(dropped) != plannedShape ||
+      llvm::any_of(shape.take_front(dropped),
+                   [](int64_t d) { return d != 1; }) ||
+      headsFirst.contains(whole) || laneValues.count(planned) ||
+      planned.getDefiningOp<mesh::KvAppendOp>())
+    return std::nullopt;
+  range->axis -= dropped;
+  return std::make_pair(whole, *range);
+}
+
 LogicalResult Planner::planReturn(func::ReturnOp op) {
   for (OpOperand &operand : op->getOpOperands()) {
     Value v = operand.get();
     if (isHostValue(v))
       continue;
+    // Rows the graph keeps of a computed tensor: read back from all of it.
+    if (auto slice = v.getDefiningOp<tfm::SliceOp>()) {
+      auto [whole, range] = *keptRows(slice);
+      auto collect = builder.create<mesh::CollectOp>(
+          op.getLoc(), v.getType(), plannedValues.lookup(whole));
+      collect.setIndexDim(range.axis);
+      collect.setIndexMap(llvm::to_vector(llvm::seq(range.start, range.end)));
+      operand.set(collect.getResult());
+      continue;
+    }
     auto collect = builder.create<mesh::CollectOp>(op.getLoc(), v.getType(),
                                                    plannedValues.lookup(v));
     // Prefill keys and values are planned positions first; the graph

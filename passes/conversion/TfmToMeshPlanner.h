@@ -84,6 +84,11 @@ private:
   /// last two dimensions split over y and x.
   mesh::LayoutAttr defaultLayout(int64_t rank);
 
+  /// For a slice only the graph's return reads: the computed tensor it
+  /// selects positions of, and the range in that tensor's planned
+  /// dimensions; nullopt for any other slice.
+  std::optional<std::pair<Value, tfm::AxisRange>> keptRows(tfm::SliceOp slice);
+
   /// Whether `v` stays on the host: arguments, weights, constants, views
   /// of them, a range of one axis of a weight or constant, and embedding
   /// gathers of a weight table by a graph input.
@@ -283,6 +288,12 @@ private:
 /// Whether `v` is a weight or constant, or a range of one axis of one (a
 /// fused projection's part, tfm.slice).
 bool isParameter(Value v);
+
+/// Drops the slices of `func` that keep every element and moves each
+/// range of positions of a computed tensor past the projections and norms
+/// that read it (PlanRowSelections.cpp), so that the graph's return reads
+/// it (Hugging Face's logits_to_keep=1).
+void moveRowSelections(func::FuncOp func);
 
 /// Makes each distribute of a weight's part (a tfm.slice the planner
 /// placed, through its views) read the whole weight with an index map

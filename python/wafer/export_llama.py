@@ -13,10 +13,12 @@ CONFIG is one of ``tiny``, ``stories15m``, ``llama3.2-1b``, ``llama3-8b``,
 larger models; QWen2 has biases on q, k and v) or a JSON file with the keys
 of ``LlamaConfig`` (dim, n_layers, n_heads, n_kv_heads, ffn_dim,
 vocab_size, rms_eps, rope_theta, rope_style, tie_word_embeddings,
-qkv_bias, fused_projections; the last six are optional; fused_projections
-writes Phi-3's one ``qkv_proj`` split into q, k and v and one
-``gate_up_proj`` chunked into gate and up).  Every named config uses
-rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
+qkv_bias, fused_projections, logits_to_keep; the last seven are optional;
+fused_projections writes Phi-3's one ``qkv_proj`` split into q, k and v
+and one ``gate_up_proj`` chunked into gate and up; logits_to_keep 1
+returns only the last position's logits, as Hugging Face's
+``logits_to_keep=1`` does, by slicing the hidden states before lm_head).
+Every named config uses rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
 stories15m ties its output projection to the embedding like llama2.c (the
 exported graph then holds the embedding and a transposed copy, as torch
 folds it).
@@ -24,8 +26,9 @@ folds it).
 Writes into DIR:
 
 - ``prefill.onnx``: input ``input_ids`` int64 [1, seq]; outputs ``logits``
-  [1, seq, vocab] then ``present.{i}.key``, ``present.{i}.value``
-  [1, n_kv_heads, seq, head_dim] for every layer i.
+  [1, seq, vocab] ([1, 1, vocab] with logits_to_keep 1) then
+  ``present.{i}.key``, ``present.{i}.value`` [1, n_kv_heads, seq,
+  head_dim] for every layer i.
 - ``decode.onnx``: inputs ``input_ids`` int64 [1, 1] then ``past.{i}.key``,
   ``past.{i}.value`` [1, n_kv_heads, past, head_dim]; outputs ``logits``
   [1, 1, vocab] and ``present.{i}.key/value`` of length past + 1.  The
@@ -126,6 +129,9 @@ class LlamaConfig:
     # Phi-3's and gpt-fast's fused projections: one qkv_proj whose output
     # is split into q, k and v, and one gate_up_proj chunked in two.
     fused_projections: bool = False
+    # Hugging Face's logits_to_keep: 0 returns every position's logits, 1
+    # only the last one's (the hidden states sliced before lm_head).
+    logits_to_keep: int = 0
     # The export's interface: the graphs also take attention_mask and
     # position_ids, as Hugging Face's and Optimum's exports do.
     hf_inputs: bool = False
@@ -138,6 +144,9 @@ class LlamaConfig:
                              f"n_kv_heads {self.n_kv_heads}")
         if self.head_dim % 2:
             raise ValueError(f"head_dim {self.head_dim} must be even for RoPE")
+        if self.logits_to_keep not in (0, 1):
+            raise ValueError(f"logits_to_keep must be 0 (all) or 1 (the last), "
+                             f"not {self.logits_to_keep!r}")
         if self.rope_style not in ("half", "interleaved"):
             raise ValueError(f"rope_style must be 'half' or 'interleaved', "
                              f"not {self.rope_style!r}")
@@ -462,6 +471,8 @@ class LlamaForCausalLM(nn.Module):
         past_key_values = [(past[2 * i], past[2 * i + 1]) for i in range(n)] if past else None
         hidden_states, presents = self.model(input_ids, past_key_values, attention_mask,
                                              position_ids)
+        if self.config.logits_to_keep:
+            hidden_states = hidden_states[:, -self.config.logits_to_keep:, :]
         logits = self.lm_head(hidden_states).float()
         return (logits,) + tuple(t for kv in presents for t in kv)
 
@@ -573,7 +584,8 @@ def dynamic_axes(config, graph):
             axes["position_ids"] = {1: "seq"}
     if seq == "seq":
         axes["input_ids"] = {1: "seq"}
-        axes["logits"] = {1: "seq"}
+        if not config.logits_to_keep:
+            axes["logits"] = {1: "seq"}
     for i in range(config.n_layers):
         for kv in ("key", "value"):
             if graph != "prefill":
@@ -663,7 +675,8 @@ def set_io_shapes(proto, config, graph):
     """
     seq, total = io_dims(graph)
     kv = [1, config.n_kv_heads, None, config.head_dim]
-    shapes = {"input_ids": [1, seq], "logits": [1, seq, config.vocab_size]}
+    kept = config.logits_to_keep or seq
+    shapes = {"input_ids": [1, seq], "logits": [1, kept, config.vocab_size]}
     if config.hf_inputs:
         shapes["attention_mask"] = [1, total]
         shapes["position_ids"] = [1, seq]
@@ -906,7 +919,8 @@ def structure_summary(proto, config, graph, seed, prefill_len, past_len):
                         rope_theta=config.rope_theta, rope_style=config.rope_style,
                         tie_word_embeddings=config.tie_word_embeddings,
                         qkv_bias=config.qkv_bias, hf_inputs=config.hf_inputs,
-                        fused_projections=config.fused_projections)
+                        fused_projections=config.fused_projections,
+                        logits_to_keep=config.logits_to_keep)
     with tempfile.TemporaryDirectory() as tmp:
         ref_model = build_model(small, "random", seed)
         example = make_inputs(small, graph, seed, prefill_len, past_len)
