@@ -31,7 +31,8 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %y = tfm.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   // expected-error @+1 {{convert-tfm-to-mesh: no mesh plan for 'tfm.slice'}}
   %s = tfm.slice %y starts [0, 0] ends [4, 4] steps [1, 1] : tensor<4x8xf32> -> tensor<4x4xf32>
-  return %s : tensor<4x4xf32>
+  %z = tfm.add %s, %s : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %z : tensor<4x4xf32>
 }
 
 // -----
