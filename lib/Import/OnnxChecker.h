@@ -9,7 +9,9 @@
 
 namespace wafer::onnx_import {
 /// Runs onnx::checker::check_model on the file (so external data resolves
-/// next to it); returns its message when it fails.
+/// next to it), then ONNX's shape inference with its type checks (which
+/// ONNX Runtime applies and the checker does not: an Add of float16 and
+/// float); returns what failed and its message.
 std::optional<std::string> checkModel(const std::string &path);
 } // namespace wafer::onnx_import
 

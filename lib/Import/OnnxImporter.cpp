@@ -529,7 +529,7 @@ wafer::importOnnxFile(llvm::StringRef path, MLIRContext *context,
       return fail(path + ": " + invalid);
   }
   if (std::optional<std::string> problem = checkModel(path.str()))
-    return fail(path + ": the ONNX checker rejects the model: " + *problem);
+    return fail(path + ": " + *problem);
   return module;
 }
 

@@ -51,6 +51,17 @@ if kind in ("opset9", "opset9_softmax_axis", "opset13_slice_short"):
     np.savez(path + ".in.npz", x=x)
     np.savez(path + ".ref.npz", y=e / e.sum(axis=2, keepdims=True))
     sys.exit(0)
+if kind == "mixed_types":
+    # A float16 input added to a float initializer without a Cast: the
+    # checker passes it, ONNX Runtime refuses it (Add's T bound to both).
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["y"], name="add_node")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])],
+        [numpy_helper.from_array(np.ones((2, 3), np.float32), "b")])
+    onnx.save(helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    sys.exit(0)
 if kind == "scaled_embed":
     # A decode step whose embedding is scaled before the first RMSNorm (as
     # Gemma does): the scaled vector is made of host values alone.
