@@ -26,16 +26,17 @@ axisGroup(ArrayRef<int64_t> view, ArrayRef<int64_t> part, int64_t axis) {
   size_t first = 0;
   while (first < view.size() && product < before)
     product *= view[first++];
-  if (product != before)
-    return std::nullopt;
   // Unit dimensions at the group's start belong to it or not alike.
-  while (first + 1 < view.size() && view[first] == 1)
+  while (part[axis] > 1 && first < view.size() && view[first] == 1)
     ++first;
+  if (product != before || first == view.size())
+    return std::nullopt;
   size_t last = first;
   product = 1;
-  while (last < view.size() && product < part[axis])
+  do
     product *= view[last++];
-  if (product != part[axis] || first == last)
+  while (last < view.size() && product < part[axis]);
+  if (product != part[axis])
     return std::nullopt;
   return std::make_pair(first, last);
 }
@@ -60,8 +61,14 @@ LogicalResult readWholeValue(mesh::DistributeOp distribute, tfm::SliceOp slice,
                                  : distribute.getResult().getType().getShape();
   if (distribute.getIndexDim())
     return fail("the placement already gathers another dimension");
-  if (view.size() != target.size())
-    return fail("the placement broadcasts it");
+  // An index map needs a source of the result's rank: a broadcast one
+  // (a bias over the rows) gains leading unit dimensions.
+  SmallVector<int64_t> padded(view);
+  if (padded.size() < target.size() && !distribute.getPermutation())
+    padded.insert(padded.begin(), target.size() - padded.size(), 1);
+  if (padded.size() != target.size())
+    return fail("the placement permutes and broadcasts it");
+  view = padded;
   std::optional<std::pair<size_t, size_t>> group =
       axisGroup(view, part, range.axis);
   if (!group)

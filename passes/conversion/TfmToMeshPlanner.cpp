@@ -428,7 +428,8 @@ LogicalResult Planner::planReturn(func::ReturnOp op) {
     Value v = operand.get();
     if (isHostValue(v))
       continue;
-    // Rows the graph keeps of a computed tensor: read back from all of it.
+    // A range the graph keeps of a computed tensor: read back from all of
+    // it.
     if (auto slice = v.getDefiningOp<tfm::SliceOp>()) {
       auto [whole, range] = *keptRows(slice);
       auto collect = builder.create<mesh::CollectOp>(

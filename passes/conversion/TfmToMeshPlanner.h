@@ -84,8 +84,9 @@ private:
   /// last two dimensions split over y and x.
   mesh::LayoutAttr defaultLayout(int64_t rank);
 
-  /// For a slice only the graph's return reads: the computed tensor it
-  /// selects positions of, and the range in that tensor's planned
+  /// For a slice only the graph's return reads, keeping a range of one
+  /// axis (the kept positions after moveRowSelections, or any other): the
+  /// computed tensor it reads, and the range in that tensor's planned
   /// dimensions; nullopt for any other slice.
   std::optional<std::pair<Value, tfm::AxisRange>> keptRows(tfm::SliceOp slice);
 
