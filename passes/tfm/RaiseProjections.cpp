@@ -81,13 +81,13 @@ LogicalResult raise::raiseProjectionPart(tfm::SliceOp slice,
   };
   if (!range || !partsOnly(fused))
     return failure();
-  // QWen2-style biases: a parameter vector along the last axis.
+  // QWen2-style biases: a parameter vector as long as the last axis.
   Value bias;
   auto linear = fused.getDefiningOp<tfm::LinearOp>();
   if (fused.getDefiningOp<tfm::AddOp>()) {
     for (auto [value, parameter] : operandOrders<tfm::AddOp>(fused))
       if (value.getDefiningOp<tfm::LinearOp>() && isParameter(parameter) &&
-          shapeOf(parameter).size() == 1) {
+          shapeOf(parameter) == shapeOf(fused).take_back()) {
         linear = value.getDefiningOp<tfm::LinearOp>();
         bias = parameter;
       }

@@ -48,6 +48,24 @@ func.func @gate_up(%x: tensor<1x3x8xf32>) -> (tensor<1x3x6xf32>, tensor<1x3x6xf3
 
 // -----
 
+// A range of a linear plus a broadcast scalar: no bias to cut, so the
+// slices stay.
+// CHECK-LABEL: func.func @scalar_added
+// CHECK: %[[Y:.*]] = tfm.linear %arg0, %{{.*}} : (tensor<1x3x8xf32>, tensor<8x12xf32>) -> tensor<1x3x12xf32>
+// CHECK: %[[A:.*]] = tfm.add %[[Y]], %{{.*}}
+// CHECK: tfm.slice %[[A]] starts [0, 0, 0] ends [1, 3, 6] steps [1, 1, 1]
+func.func @scalar_added(%x: tensor<1x3x8xf32>) -> (tensor<1x3x6xf32>, tensor<1x3x6xf32>) {
+  %w = tfm.weight "w" from "m.onnx" : tensor<8x12xf32>
+  %c = tfm.constant dense<1.0> : tensor<1xf32>
+  %y = tfm.matmul %x, %w : (tensor<1x3x8xf32>, tensor<8x12xf32>) -> tensor<1x3x12xf32>
+  %a = tfm.add %y, %c : (tensor<1x3x12xf32>, tensor<1xf32>) -> tensor<1x3x12xf32>
+  %g = tfm.slice %a starts [0, 0, 0] ends [1, 3, 6] steps [1, 1, 1] : tensor<1x3x12xf32> -> tensor<1x3x6xf32>
+  %u = tfm.slice %a starts [0, 0, 6] ends [1, 3, 12] steps [1, 1, 1] : tensor<1x3x12xf32> -> tensor<1x3x6xf32>
+  return %g, %u : tensor<1x3x6xf32>, tensor<1x3x6xf32>
+}
+
+// -----
+
 // Not parts: a strided slice, and a linear also used whole (cutting it
 // would compute the projection twice). Both stay as they are.
 // CHECK-LABEL: func.func @not_parts
