@@ -8,6 +8,7 @@
 #include "RaisePatterns.h"
 
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "tfm-raise-transformer"
 
@@ -96,7 +97,15 @@ LogicalResult raise::raiseProjectionPart(tfm::SliceOp slice,
   }
   if (!linear || !isWeight(linear.getWeight()))
     return failure();
+  // Named after the node that cut the part and the part's range, so that
+  // the parts of one Split differ in the stats and the traces.
   Location loc = slice.getLoc();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    loc = NameLoc::get(
+        b.getStringAttr(llvm::formatv("{0}[{1}:{2}]", name.getName().str(),
+                                      range->start, range->end)
+                            .str()),
+        name.getChildLoc());
   // The same range of dimension `axis` of a parameter.
   auto part = [&](Value parameter, int64_t axis) -> Value {
     auto type = cast<RankedTensorType>(parameter.getType());
