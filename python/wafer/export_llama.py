@@ -18,10 +18,10 @@ fused_projections writes Phi-3's one ``qkv_proj`` split into q, k and v
 and one ``gate_up_proj`` chunked into gate and up; logits_to_keep 1
 returns only the last position's logits, as Hugging Face's
 ``logits_to_keep=1`` does, by slicing the hidden states before lm_head).
-Every named config uses rms_eps 1e-5 (the value of llama2.c and of the Llama 3 checkpoints);
-stories15m ties its output projection to the embedding like llama2.c (the
-exported graph then holds the embedding and a transposed copy, as torch
-folds it).
+Every named config uses rms_eps 1e-5 (the value of llama2.c and of the
+Llama 3 checkpoints); stories15m ties its output projection to the
+embedding like llama2.c (the exported graph then holds the embedding and a
+transposed copy, as torch folds it).
 
 Writes into DIR:
 
