@@ -19,7 +19,12 @@ def ConvertTfmToMesh : Pass<"convert-tfm-to-mesh", "mlir::ModuleOp"> {
     mul become `mesh.map`. With `dtype=f16` every distributed tensor is f16
     (inputs are converted when placed, outputs read back as f32). Host tensors (inputs, weights, constants and
     transposes of them) enter through `mesh.distribute`; graph outputs
-    leave through `mesh.collect`. On a grid wider than the KV heads,
+    leave through `mesh.collect`. A range of a weight (a fused
+    projection's part, `tfm.slice`) is read from the whole stored weight
+    by the distribute's index map; a slice that keeps everything is
+    dropped, and kept positions of a computed tensor (Hugging Face's
+    logits_to_keep) move past the projections and norms after them to the
+    return, whose collect reads them back by its index map. On a grid wider than the KV heads,
     decode attention splits the heads into lanes (pairs of dimensions
     along x); prefill attention does too or keeps whole heads
     (`prefill-heads`; by default the plan whose ops' cycle estimates add

@@ -82,8 +82,10 @@ def TfmRaiseTransformer : Pass<"tfm-raise-transformer", "mlir::func::FuncOp"> {
   let description = [{
     Replaces the subgraphs exporters write for the blocks of a LLaMA by one
     op each, keeping their exact meaning: `tfm.embed` (Gather of a weight
-    table), `tfm.linear` (MatMul by a weight, possibly transposed),
-    `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms:
+    table), `tfm.linear` (MatMul by a weight, possibly transposed; a
+    fused projection's parts, ranges of the last axis of one linear's
+    result as Phi-3's qkv_proj Split makes them, become linears of
+    `tfm.slice`s of the weight, a bias cut alike), `tfm.rms_norm` (x * 1/sqrt(mean(x^2) + eps) * w in its written forms:
     a division by the root, its reciprocal, or (mean(x^2) + eps)^-0.5),
     `tfm.swiglu` (x * sigmoid(x) * up), `tfm.rope` (a rotation of pairs
     of the last axis, halves or adjacent pairs, by per-position angles:
