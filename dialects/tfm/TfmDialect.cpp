@@ -101,6 +101,21 @@ std::optional<wafer::tfm::AxisRange> wafer::tfm::axisRangeOf(SliceOp slice) {
   return range;
 }
 
+wafer::tfm::SliceOp wafer::tfm::createAxisSlice(OpBuilder &builder,
+                                                Location loc, Value input,
+                                                int64_t axis, int64_t start,
+                                                int64_t end, int64_t step) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> starts(type.getRank(), 0), ends(type.getShape()),
+      steps(type.getRank(), 1), shape(type.getShape());
+  starts[axis] = start;
+  ends[axis] = end;
+  steps[axis] = step;
+  shape[axis] = sliceLength(start, end, step);
+  return builder.create<SliceOp>(loc, type.clone(shape), input, starts, ends,
+                                 steps);
+}
+
 SmallVector<int64_t> wafer::tfm::gatherShape(ArrayRef<int64_t> shape,
                                              ArrayRef<int64_t> indices,
                                              int64_t axis) {

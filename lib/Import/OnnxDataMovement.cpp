@@ -229,16 +229,7 @@ llvm::Expected<Value> GraphImporter::importSqueeze(ArrayRef<Value> in) {
 llvm::Expected<Value> GraphImporter::sliceAxis(Value x, int64_t axis,
                                                int64_t start, int64_t end,
                                                int64_t step) {
-  ArrayRef<int64_t> input = shapeOf(x);
-  SmallVector<int64_t> starts(input.size(), 0), ends(input), steps(
-                                                               input.size(), 1);
-  starts[axis] = start;
-  ends[axis] = end;
-  steps[axis] = step;
-  SmallVector<int64_t> shape(input);
-  shape[axis] = tfm::sliceLength(start, end, step);
-  return create<tfm::SliceOp>(tensorType(shape, elementOf(x)), x, starts, ends,
-                              steps);
+  return record(tfm::createAxisSlice(builder, loc, x, axis, start, end, step));
 }
 
 /// Slice before opset 10: starts, ends and axes are attributes.

@@ -52,12 +52,8 @@ Value onEveryRow(Operation *user, tfm::SliceOp slice, tfm::AxisRange range) {
     computed = builder.create<tfm::RmsNormOp>(
         loc, wholeType, whole, norm.getWeight(), norm.getEpsilonAttr());
   }
-  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
-      steps(shape.size(), 1);
-  starts[range.axis] = range.start;
-  ends[range.axis] = range.end;
-  return builder.create<tfm::SliceOp>(loc, resultType, computed, starts, ends,
-                                      steps);
+  return tfm::createAxisSlice(builder, loc, computed, range.axis, range.start,
+                              range.end);
 }
 
 } // namespace
@@ -76,7 +72,8 @@ void planning::moveRowSelections(func::FuncOp func) {
       }
       std::optional<tfm::AxisRange> range = tfm::axisRangeOf(slice);
       if (!range || range->axis + 1 == slice.getType().getRank() ||
-          isParameter(slice.getInput()) || isa<BlockArgument>(slice.getInput()))
+          isParameterOrPart(slice.getInput()) ||
+          isa<BlockArgument>(slice.getInput()))
         continue;
       for (Operation *user : llvm::make_early_inc_range(slice->getUsers()))
         if (Value kept = onEveryRow(user, slice, *range)) {

@@ -23,7 +23,8 @@ namespace wafer::planning {
 
 /// Whether `v` is a bias: a weight or constant vector, or a part of one.
 static bool isBias(Value v) {
-  return cast<RankedTensorType>(v.getType()).getRank() == 1 && isParameter(v);
+  return cast<RankedTensorType>(v.getType()).getRank() == 1 &&
+         isParameterOrPart(v);
 }
 
 /// Looks through the ops between a projection and attention.
@@ -78,7 +79,7 @@ FailureOr<std::pair<int64_t, int64_t>>
 Planner::projectionSizes(Operation *op, Value weight, bool transposed) {
   // The importer keeps small initializers as constants: placed alike, and
   // so are the parts of a fused projection's weight.
-  if (!isParameter(weight))
+  if (!isParameterOrPart(weight))
     return op->emitError("convert-tfm-to-mesh: a projection into or out of "
                          "attention heads needs a weight operand");
   auto type = cast<RankedTensorType>(weight.getType());

@@ -150,7 +150,7 @@ mesh::LayoutAttr Planner::defaultLayout(int64_t rank) {
   return layout(axes, blocks);
 }
 
-bool isParameter(Value v) {
+bool isParameterOrPart(Value v) {
   if (auto slice = v.getDefiningOp<tfm::SliceOp>()) {
     if (!tfm::axisRangeOf(slice))
       return false;
@@ -169,7 +169,7 @@ bool Planner::isHostValue(Value v) {
     return isHostValue(def->getOperand(0));
   // A fused projection's part: read from the whole weight (readWeightParts).
   if (isa<tfm::SliceOp>(def))
-    return isParameter(v);
+    return isParameterOrPart(v);
   // The host places embedding rows (core.input gather_ids).
   if (auto embed = dyn_cast<tfm::EmbedOp>(def))
     return isa<BlockArgument>(embed.getIds()) &&

@@ -288,7 +288,7 @@ private:
 
 /// Whether `v` is a weight or constant, or a range of one axis of one (a
 /// fused projection's part, tfm.slice).
-bool isParameter(Value v);
+bool isParameterOrPart(Value v);
 
 /// Drops the slices of `func` that keep every element and moves each
 /// range of positions of a computed tensor past the projections and norms

@@ -108,14 +108,8 @@ LogicalResult raise::raiseProjectionPart(tfm::SliceOp slice,
         name.getChildLoc());
   // The same range of dimension `axis` of a parameter.
   auto part = [&](Value parameter, int64_t axis) -> Value {
-    auto type = cast<RankedTensorType>(parameter.getType());
-    SmallVector<int64_t> starts(type.getRank(), 0), ends(type.getShape()),
-        steps(type.getRank(), 1), shape(type.getShape());
-    starts[axis] = range->start;
-    ends[axis] = range->end;
-    shape[axis] = range->end - range->start;
-    return b.create<tfm::SliceOp>(loc, type.clone(shape), parameter, starts,
-                                  ends, steps);
+    return tfm::createAxisSlice(b, loc, parameter, axis, range->start,
+                                range->end);
   };
   Value weight = part(linear.getWeight(), linear.getTransposeWeight() ? 0 : 1);
   auto partType = cast<RankedTensorType>(slice.getType());

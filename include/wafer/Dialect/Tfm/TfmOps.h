@@ -47,6 +47,11 @@ struct AxisRange {
 /// one a non-empty range with step 1 (the parts of a fused projection);
 /// nullopt for any other slice.
 std::optional<AxisRange> axisRangeOf(SliceOp slice);
+/// The slice of `input` that keeps every axis whole but `axis`, of which it
+/// takes start:end:step (normalised as SliceOp's verifier wants them).
+SliceOp createAxisSlice(mlir::OpBuilder &builder, mlir::Location loc,
+                        mlir::Value input, int64_t axis, int64_t start,
+                        int64_t end, int64_t step = 1);
 
 /// The name by which `function`'s argument `index` is given: its tfm.name
 /// (the ONNX graph input), or input<index> in a module written by hand.
