@@ -270,7 +270,11 @@ def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
     - `regrid` [@dst, @src]: relayout along one grid axis of `groups`
       cores: src holds the column blocks P, P + groups, ... (width k) of an
       [m, columns] matrix, dst the blocks Q, Q + groups, ... (width n);
-      copies the columns they share. `valid` is P, `position` Q.
+      copies the columns they share. `valid` is P, `position` Q. Without
+      `length` the blocks are ceil-sized; with it, the re-blocked
+      dimension has `length` entries in balanced blocks on both sides
+      (`#mesh.layout`), each entry k / ceil(length / source blocks)
+      columns wide.
     - `flash_step` [@out, @ml, @q, @kv]: one block of causal attention with
       an online softmax: q [m, k, groups * n] (m queries, k kv heads,
       groups query heads each, head dimension n), kv the keys then the
@@ -318,7 +322,8 @@ def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
                        DefaultValuedAttr<I64Attr, "0">:$k, I64Attr:$n,
                        DefaultValuedAttr<F64Attr, "0.0">:$scalar,
                        OptionalAttr<StrAttr>:$valid,
-                       OptionalAttr<StrAttr>:$position);
+                       OptionalAttr<StrAttr>:$position,
+                       DefaultValuedAttr<I64Attr, "0">:$length);
   let assemblyFormat = "$kernel $buffers attr-dict";
   let extraClassDeclaration = [{
     /// The runtime opcode and its `k` (the reduction kind for reductions).

@@ -72,24 +72,54 @@ def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
     physical cores with INTERLEAVE (paper Algorithm 1); without it the map
     is the identity.
 
+    Every core holds a tile of ceil(n / B) entries of a split dimension of
+    n. By default the blocks are ceil-sized: they fill whole tiles in
+    order, the padding on the last blocks (n = 37 in 5 blocks: 8, 8, 8, 8,
+    5). `x:B balanced` balances them instead, so that their sizes differ by
+    at most one: floor(n / B) entries each, the first n mod B one more,
+    each padded at its end (8, 8, 7, 7, 7). The planner balances the
+    feature dimensions (hidden size, FFN width, vocabulary) and keeps the
+    positions, heads and lanes ceil-sized, whose global indices the
+    attention kernels compute.
+
     In the paper's notation, prefill activations `L_y E_x` on a 5x7 grid are
     `#mesh.layout<[y:5, x:7]>`; a decode vector `E_y L^x` of shape [1, E] is
     `#mesh.layout<[*, y:5]>` (replicated along x).
 
     ```mlir
     tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
+    tensor<1x37xf32, #mesh.layout<[*, y:5 balanced]>>
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$axes,
                         ArrayRefParameter<"int64_t">:$blocks,
-                        "bool":$interleave);
+                        "bool":$interleave,
+                        OptionalArrayRefParameter<"bool">:$balanced);
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$axes,
+                     "::llvm::ArrayRef<int64_t>":$blocks,
+                     "bool":$interleave,
+                     CArg<"::llvm::ArrayRef<bool>", "{}">:$balanced), [{
+      // One spelling: no flags when no dimension is balanced.
+      if (::llvm::none_of(balanced, [](bool b) { return b; }))
+        balanced = {};
+      return $_get($_ctxt, axes, blocks, interleave, balanced);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// Whether dimension d's blocks are balanced (see the description).
+    bool isBalanced(size_t d) const {
+      return d < getBalanced().size() && getBalanced()[d];
+    }
     /// Axis codes of `axes`.
     static constexpr int64_t kNone = 0, kX = 1, kY = 2;
     /// The runtime's form of this layout (without the interleave flag).
     std::vector<::wafer::rt::LayoutDim> toRuntime() const;
+    /// The same layout with dimension d's blocks balanced or ceil-sized.
+    LayoutAttr withBalanced(size_t d, bool balanced) const;
     /// The same layout with `interleave` set to the given value.
     LayoutAttr withInterleave(bool interleave) const;
   }];

@@ -311,22 +311,25 @@ wafer::rt::Target wafer::mesh::getRuntimeTarget(TargetAttr attr) {
 
 Attribute LayoutAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> axes, blocks;
+  SmallVector<bool> balanced;
   auto parseDim = [&]() -> ParseResult {
     if (succeeded(parser.parseOptionalStar())) {
       axes.push_back(kNone);
       blocks.push_back(1);
-      return success();
+    } else {
+      StringRef axis;
+      int64_t count = 0;
+      if (parser.parseKeyword(&axis) || parser.parseColon() ||
+          parser.parseInteger(count))
+        return failure();
+      if (axis != "x" && axis != "y")
+        return parser.emitError(parser.getCurrentLocation(),
+                                "expected '*', 'x:N' or 'y:N'");
+      axes.push_back(axis == "x" ? kX : kY);
+      blocks.push_back(count);
     }
-    StringRef axis;
-    int64_t count = 0;
-    if (parser.parseKeyword(&axis) || parser.parseColon() ||
-        parser.parseInteger(count))
-      return failure();
-    if (axis != "x" && axis != "y")
-      return parser.emitError(parser.getCurrentLocation(),
-                              "expected '*', 'x:N' or 'y:N'");
-    axes.push_back(axis == "x" ? kX : kY);
-    blocks.push_back(count);
+    // The verifier refuses a balanced unsplit dimension.
+    balanced.push_back(succeeded(parser.parseOptionalKeyword("balanced")));
     return success();
   };
   if (parser.parseLess() ||
@@ -340,19 +343,23 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
+  if (llvm::none_of(balanced, [](bool b) { return b; }))
+    balanced.clear();
   return parser.getChecked<LayoutAttr>(parser.getContext(), axes, blocks,
-                                       interleave);
+                                       interleave, balanced);
 }
 
 void LayoutAttr::print(AsmPrinter &printer) const {
   printer << "<[";
-  llvm::interleaveComma(llvm::zip(getAxes(), getBlocks()), printer,
-                        [&](auto dim) {
-                          auto [axis, count] = dim;
+  llvm::interleaveComma(llvm::enumerate(llvm::zip(getAxes(), getBlocks())),
+                        printer, [&](auto dim) {
+                          auto [axis, count] = dim.value();
                           if (axis == kNone)
                             printer << "*";
                           else
                             printer << (axis == kX ? "x:" : "y:") << count;
+                          if (isBalanced(dim.index()))
+                            printer << " balanced";
                         });
   printer << "]";
   if (getInterleave())
@@ -362,10 +369,17 @@ void LayoutAttr::print(AsmPrinter &printer) const {
 
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> axes,
-                                 ArrayRef<int64_t> blocks, bool) {
+                                 ArrayRef<int64_t> blocks, bool,
+                                 ArrayRef<bool> balanced) {
   if (axes.size() != blocks.size())
     return emitError() << "layout has " << axes.size() << " axes but "
                        << blocks.size() << " block counts";
+  if (!balanced.empty() && balanced.size() != axes.size())
+    return emitError() << "layout has " << axes.size() << " axes but "
+                       << balanced.size() << " balanced flags";
+  for (auto [axis, flag] : llvm::zip(axes, balanced))
+    if (flag && axis == kNone)
+      return emitError() << "an unsplit dimension has no blocks to balance";
   bool usedX = false, usedY = false;
   for (auto [axis, count] : llvm::zip(axes, blocks)) {
     if (axis != kNone && axis != kX && axis != kY)
@@ -386,16 +400,25 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 std::vector<wafer::rt::LayoutDim> LayoutAttr::toRuntime() const {
   std::vector<rt::LayoutDim> dims;
-  for (auto [axis, count] : llvm::zip(getAxes(), getBlocks()))
+  for (auto [d, axis, count] : llvm::enumerate(getAxes(), getBlocks()))
     dims.push_back({axis == kX   ? rt::Axis::X
                     : axis == kY ? rt::Axis::Y
                                  : rt::Axis::None,
-                    count});
+                    count, isBalanced(d)});
   return dims;
 }
 
+LayoutAttr LayoutAttr::withBalanced(size_t d, bool balanced) const {
+  SmallVector<bool> flags(getAxes().size(), false);
+  llvm::copy(getBalanced(), flags.begin());
+  flags[d] = balanced;
+  return LayoutAttr::get(getContext(), getAxes(), getBlocks(), getInterleave(),
+                         flags);
+}
+
 LayoutAttr LayoutAttr::withInterleave(bool interleave) const {
-  return LayoutAttr::get(getContext(), getAxes(), getBlocks(), interleave);
+  return LayoutAttr::get(getContext(), getAxes(), getBlocks(), interleave,
+                         getBalanced());
 }
 
 //===----------------------------------------------------------------------===//
@@ -477,6 +500,16 @@ LayoutAttr wafer::mesh::getLayout(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding())
                 : LayoutAttr();
+}
+
+bool wafer::mesh::sameBlocks(Type a, size_t da, Type b, size_t db) {
+  auto evenly = [](Type type, size_t d) {
+    return cast<RankedTensorType>(type).getDimSize(d) %
+               getLayout(type).getBlocks()[d] ==
+           0;
+  };
+  return evenly(a, da) || evenly(b, db) ||
+         getLayout(a).isBalanced(da) == getLayout(b).isBalanced(db);
 }
 
 void wafer::mesh::placeInterleaved(Operation *root) {

@@ -71,6 +71,18 @@ static LogicalResult expectLayout(Operation *op, Value value, StringRef role,
   return success();
 }
 
+/// Operands sharing dimensions (`count` from `fromA` of a, from `fromB` of
+/// b) must split them into the same blocks (sameBlocks).
+static LogicalResult expectSameBlocks(Operation *op, StringRef what, Value a,
+                                      size_t fromA, Value b, size_t fromB,
+                                      size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (!sameBlocks(a.getType(), fromA + i, b.getType(), fromB + i))
+      return op->emitOpError()
+             << what << " must agree on which blocks are balanced";
+  return success();
+}
+
 static LogicalResult expectSameInterleave(Operation *op) {
   bool interleave = getLayout(op->getResult(0).getType()).getInterleave();
   for (Value v : op->getOperands())
@@ -260,6 +272,13 @@ LogicalResult GemmOp::verify() {
                           blocks({{h, 1}, {w, nDims}}))) ||
       failed(expectSameInterleave(*this)))
     return failure();
+  if (failed(expectSameBlocks(*this, "lhs and rhs K", getLhs(), 1, getRhs(), 0,
+                              kDims)) ||
+      failed(expectSameBlocks(*this, "rhs and result N", getRhs(), kDims,
+                              getResult(), 1, nDims)) ||
+      failed(expectSameBlocks(*this, "lhs and result M", getLhs(), 0,
+                              getResult(), 0, 1)))
+    return failure();
   size_t families = getAlgorithm() == GemmAlgorithm::summa ? 4 : 2;
   if (getColors() && getColors()->size() != families)
     return emitOpError("needs ")
@@ -324,7 +343,16 @@ LogicalResult GemvOp::verify() {
       blocks(lhs.getBlocks().drop_front());
   axes.append(result.getAxes().begin() + 1, result.getAxes().end());
   blocks.append(result.getBlocks().begin() + 1, result.getBlocks().end());
-  if (rhs.getAxes() != ArrayRef(axes) || rhs.getBlocks() != ArrayRef(blocks))
+  size_t kDims = x.size() - 1, nDims = y.size() - 1;
+  auto sameBlocksAs = [&](Value v, size_t from, size_t rhsFrom, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (!sameBlocks(v.getType(), from + i, getRhs().getType(), rhsFrom + i))
+        return false;
+    return true;
+  };
+  if (rhs.getAxes() != ArrayRef(axes) || rhs.getBlocks() != ArrayRef(blocks) ||
+      !sameBlocksAs(getLhs(), 1, 0, kDims) ||
+      !sameBlocksAs(getResult(), 1, kDims, nDims))
     return emitOpError("rhs layout must be the lhs's K layout followed by "
                        "the result's N layout");
   if (failed(expectSameInterleave(*this)))
@@ -351,6 +379,9 @@ LogicalResult RelayoutOp::verify() {
   if (from.getAxes() != to.getAxes())
     return emitOpError("source and result must split the same dimensions "
                        "along the same axes");
+  if (failed(expectSameBlocks(*this, "source and result", getSource(), 0,
+                              getResult(), 0, from.getAxes().size())))
+    return failure();
   int64_t changed = -1;
   for (auto [d, axis] : llvm::enumerate(from.getAxes())) {
     int64_t extent = axis == LayoutAttr::kX   ? grid.getWidth()
@@ -411,7 +442,9 @@ LogicalResult RmsNormOp::verify() {
           (axis == LayoutAttr::kX ? grid.getWidth() : grid.getHeight()))
     return emitOpError("the normalised axis must be split along x or y");
   if (weight.getAxes()[0] != axis ||
-      weight.getBlocks()[0] != in.getBlocks().back())
+      weight.getBlocks()[0] != in.getBlocks().back() ||
+      !sameBlocks(getWeight().getType(), 0, getInput().getType(),
+                  in.getAxes().size() - 1))
     return emitOpError("weight must be split like the normalised axis");
   if (failed(expectSameInterleave(*this)))
     return failure();

@@ -238,6 +238,7 @@ private:
             instr.m = op.getM(), instr.n = op.getN();
             instr.groups = op.getGroups();
             instr.scalar = op.getScalar().convertToDouble();
+            instr.length = op.getLength();
             if (op.getValid())
               instr.expr = op.getValid()->str();
             if (op.getPosition())

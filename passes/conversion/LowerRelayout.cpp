@@ -29,6 +29,10 @@ LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
     after *= type.getDimSize(i);
   int64_t srcWidth = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after,
           dstWidth = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
+  // Balanced blocks (on both sides, one of them perhaps evenly divided:
+  // the verifier checks) need the length.
+  int64_t length =
+      from.isBalanced(d) || to.isBalanced(d) ? type.getDimSize(d) : 0;
   bool alongX = op.alongX();
   int64_t extent = alongX ? w : h;
   std::string pos = alongX ? "lx" : "ly";
@@ -40,6 +44,7 @@ LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
                             rowCount, dstWidth, srcWidth, extent);
                    kernel.setValid(from);
                    kernel.setPosition(pos);
+                   kernel.setLength(length);
                  });
   instructions.create<core::MarkOp>(loc, recordOp(op, "relayout", "ring"));
   return success();

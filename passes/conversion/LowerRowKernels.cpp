@@ -18,7 +18,7 @@ core::RowsOp ProgramLowering::rows(Location loc, core::RowKernel kernel,
   return instructions.create<core::RowsOp>(
       loc, core::RowKernelAttr::get(module.getContext(), kernel),
       builder.getArrayAttr(refs), i64(m), i64(groups), i64(k), i64(n),
-      builder.getF64FloatAttr(0.0), nullptr, nullptr);
+      builder.getF64FloatAttr(0.0), nullptr, nullptr, i64(0));
 }
 
 LogicalResult ProgramLowering::lower(mesh::RopeOp op) {

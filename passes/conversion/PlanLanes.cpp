@@ -45,7 +45,7 @@ mesh::DistributeOp Planner::placeNamed(Location loc, Value v,
   Value source = builder.create<tfm::ReshapeOp>(
       loc, RankedTensorType::get(storedShape, sourceType.getElementType()), v);
   auto distribute = builder.create<mesh::DistributeOp>(
-      loc, RankedTensorType::get(shape, elementType, layout), source);
+      loc, distributedType(shape, layout), source);
   if (!llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
     distribute.setPermutation(permutation);
   if (ArrayRef<int64_t>(view) != shape)
@@ -127,11 +127,13 @@ LogicalResult Planner::planLaneGemm(Operation *op, Value lhsValue, Value weight,
   Value rhs;
   RankedTensorType resultType;
   if (lw->intoLanes) {
-    lhs = materialize(op, lhsValue, {m, lw->k}, layout({kY, kX}, {h, ring}));
+    lhs = materialize(op, lhsValue, {m, lw->k},
+                      layout({kY, kX}, {h, ring}, {false, true}));
     SmallVector<NamedDim> target{lw->other};
     llvm::append_range(target, lw->laneSide);
-    rhs = placeNamed(loc, weight, lw->stored, target, {lw->k, lanes, width},
-                     layout({kY, kX, kNone}, {ring, w, 1}));
+    rhs =
+        placeNamed(loc, weight, lw->stored, target, {lw->k, lanes, width},
+                   layout({kY, kX, kNone}, {ring, w, 1}, {true, false, false}));
     resultType = RankedTensorType::get({m, lanes, width}, elementType,
                                        layout({kY, kX, kNone}, {h, w, 1}));
   } else {
@@ -139,10 +141,11 @@ LogicalResult Planner::planLaneGemm(Operation *op, Value lhsValue, Value weight,
                       layout({kY, kX, kNone}, {h, ring, 1}));
     SmallVector<NamedDim> target(lw->laneSide);
     target.push_back(lw->other);
-    rhs = placeNamed(loc, weight, lw->stored, target, {lanes, width, lw->n},
-                     layout({kY, kNone, kX}, {ring, 1, w}));
-    resultType = RankedTensorType::get({m, lw->n}, elementType,
-                                       layout({kY, kX}, {h, w}));
+    rhs =
+        placeNamed(loc, weight, lw->stored, target, {lanes, width, lw->n},
+                   layout({kY, kNone, kX}, {ring, 1, w}, {false, false, true}));
+    resultType =
+        distributedType({m, lw->n}, layout({kY, kX}, {h, w}, {false, true}));
   }
   if (failed(lhs))
     return failure();
@@ -178,7 +181,7 @@ LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue, Value weight,
     SmallVector<NamedDim> target{other};
     llvm::append_range(target, laneSide);
     rhs = placeNamed(loc, weight, stored, target, {k, lanes, group * 2},
-                     layout({kY, kX, kNone}, {h, w, 1}));
+                     layout({kY, kX, kNone}, {h, w, 1}, {true, false, false}));
     resultType = RankedTensorType::get({1, lanes, group * 2}, elementType,
                                        layout({kNone, kX, kNone}, {1, w, 1}));
   } else {
@@ -186,9 +189,9 @@ LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue, Value weight,
     SmallVector<NamedDim> target(laneSide);
     target.push_back(other);
     rhs = placeNamed(loc, weight, stored, target, {lanes, group * 2, n},
-                     layout({kX, kNone, kY}, {w, 1, h}));
-    resultType = RankedTensorType::get({1, n}, elementType,
-                                       layout({kNone, kY}, {1, h}));
+                     layout({kX, kNone, kY}, {w, 1, h}, {false, false, true}));
+    resultType =
+        distributedType({1, n}, layout({kNone, kY}, {1, h}, {false, true}));
   }
   auto gemv = builder.create<mesh::GemvOp>(loc, resultType, lhs, rhs,
                                           allreduceAttr(), nullptr, nullptr);

@@ -108,7 +108,7 @@ Value Planner::placeHeadWeight(Location loc, Value weight, bool transposed,
   Value source = builder.create<tfm::ReshapeOp>(
       loc, RankedTensorType::get(view, weightType.getElementType()), weight);
   auto distribute = builder.create<mesh::DistributeOp>(
-      loc, RankedTensorType::get(shape, elementType, layout), source);
+      loc, distributedType(shape, layout), source);
   if (!permutation.empty())
     distribute.setPermutation(permutation);
   return distribute.getResult();
@@ -120,7 +120,7 @@ FailureOr<Value> Planner::headProjectionInput(Operation *op, Value lhs,
     return op->emitError("convert-tfm-to-mesh: a projection into heads "
                          "needs its input split along y");
   return materialize(op, lhs, {1, k},
-                     layout({kNone, kY}, {1, grid.getHeight()}));
+                     layout({kNone, kY}, {1, grid.getHeight()}, {false, true}));
 }
 
 /// A GEMV producing heads (q, k, v projections: [1, E] along y ->
@@ -146,10 +146,11 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
     lhs = plannedValues.lookup(lhsValue);
     ArrayRef<int64_t> heads = cast<RankedTensorType>(lhs.getType()).getShape();
     int64_t kvHeads = heads[1], x = heads[2];
-    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/true,
-                          kvHeads, x, layout({kX, kNone, kY}, {w, 1, h}));
-    resultType = RankedTensorType::get({1, n}, elementType,
-                                       layout({kNone, kY}, {1, h}));
+    rhs = placeHeadWeight(
+        loc, weight, transposeWeight, /*splitInput=*/true, kvHeads, x,
+        layout({kX, kNone, kY}, {w, 1, h}, {false, false, true}));
+    resultType =
+        distributedType({1, n}, layout({kNone, kY}, {1, h}, {false, true}));
   } else {
     int64_t kvHeads = headProjections.lookup(op);
     if (n % kvHeads != 0)
@@ -160,8 +161,9 @@ LogicalResult Planner::planHeadGemv(Operation *op, Value lhsValue,
       return failure();
     lhs = *planned;
     int64_t x = n / kvHeads;
-    rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/false,
-                          kvHeads, x, layout({kY, kX, kNone}, {h, w, 1}));
+    rhs = placeHeadWeight(
+        loc, weight, transposeWeight, /*splitInput=*/false, kvHeads, x,
+        layout({kY, kX, kNone}, {h, w, 1}, {true, false, false}));
     resultType = RankedTensorType::get(
         {1, kvHeads, x}, elementType, layout({kNone, kX, kNone}, {1, w, 1}));
   }
@@ -199,19 +201,22 @@ LogicalResult Planner::planHeadGemm(Operation *op, Value lhsValue,
     int64_t kvHeads = heads[1], x = heads[2];
     lhs = materialize(op, lhsValue, {m, kvHeads, x},
                       layout({kY, kX, kNone}, {h, ring, 1}));
-    mesh::LayoutAttr placed = layout({kY, kNone, kX}, {ring, 1, w});
+    mesh::LayoutAttr placed =
+        layout({kY, kNone, kX}, {ring, 1, w}, {false, false, true});
     rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/true,
                           kvHeads, x, placed);
     resultType =
-        RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+        distributedType({m, n}, layout({kY, kX}, {h, w}, {false, true}));
   } else {
     int64_t kvHeads = headProjections.lookup(op);
     if (n % kvHeads != 0)
       return op->emitError("convert-tfm-to-mesh: ")
              << n << " outputs do not split into " << kvHeads << " KV heads";
     int64_t x = n / kvHeads;
-    lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
-    mesh::LayoutAttr placed = layout({kY, kX, kNone}, {ring, w, 1});
+    lhs = materialize(op, lhsValue, {m, k},
+                      layout({kY, kX}, {h, ring}, {false, true}));
+    mesh::LayoutAttr placed =
+        layout({kY, kX, kNone}, {ring, w, 1}, {true, false, false});
     rhs = placeHeadWeight(loc, weight, transposeWeight, /*splitInput=*/false,
                           kvHeads, x, placed);
     resultType = RankedTensorType::get({m, kvHeads, x}, elementType,
@@ -345,13 +350,14 @@ LogicalResult Planner::planRmsNorm(tfm::RmsNormOp op) {
                             splitAxis(plannedValues.lookup(op.getInput())) ==
                                 kX);
   int64_t axis = alongX ? kX : kY, blocks = alongX ? w : h;
-  auto input = materialize(op, op.getInput(), shape,
-                           prefill ? layout({kY, kX}, {h, w})
-                                   : layout({kNone, axis}, {1, blocks}));
+  auto input =
+      materialize(op, op.getInput(), shape,
+                  prefill ? layout({kY, kX}, {h, w}, {false, true})
+                          : layout({kNone, axis}, {1, blocks}, {false, true}));
   if (failed(input))
     return failure();
-  auto weight =
-      materialize(op, op.getWeight(), {shape[1]}, layout({axis}, {blocks}));
+  auto weight = materialize(op, op.getWeight(), {shape[1]},
+                            layout({axis}, {blocks}, {true}));
   if (failed(weight))
     return failure();
   auto norm = builder.create<mesh::RmsNormOp>(

@@ -137,6 +137,14 @@ LogicalResult Planner::noPlan(Operation *op) {
          << op->getName() << "'";
 }
 
+RankedTensorType Planner::distributedType(ArrayRef<int64_t> shape,
+                                          mesh::LayoutAttr layout) {
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (layout.isBalanced(d) && size % layout.getBlocks()[d] == 0)
+      layout = layout.withBalanced(d, false);
+  return RankedTensorType::get(shape, elementType, layout);
+}
+
 mesh::LayoutAttr Planner::defaultLayout(int64_t rank) {
   SmallVector<int64_t> axes(rank, kNone), blocks(rank, 1);
   if (rank >= 1) {
@@ -147,7 +155,10 @@ mesh::LayoutAttr Planner::defaultLayout(int64_t rank) {
     axes[rank - 2] = kY;
     blocks[rank - 2] = grid.getHeight();
   }
-  return layout(axes, blocks);
+  SmallVector<bool> balanced(rank, false);
+  if (rank >= 1)
+    balanced.back() = true;
+  return layout(axes, blocks, balanced);
 }
 
 bool isParameterOrPart(Value v) {
@@ -196,7 +207,7 @@ FailureOr<Value> Planner::materialize(Operation *user, Value v,
                                       ArrayRef<int64_t> shape,
                                       mesh::LayoutAttr layout,
                                       ArrayRef<int64_t> outerPermutation) {
-  auto type = RankedTensorType::get(shape, elementType, layout);
+  auto type = distributedType(shape, layout);
   if (isHostValue(v)) {
     SmallVector<int64_t> permutation(outerPermutation);
     Value source = v;
@@ -256,6 +267,9 @@ bool Planner::isRelayout(RankedTensorType from, RankedTensorType to) {
       from.getElementType() != to.getElementType() || !a || !b ||
       a.getAxes() != b.getAxes())
     return false;
+  for (size_t d = 0; d < a.getAxes().size(); ++d)
+    if (!mesh::sameBlocks(from, d, to, d))
+      return false;
   int changed = 0;
   for (auto [axis, x, y] :
        llvm::zip(a.getAxes(), a.getBlocks(), b.getBlocks())) {
@@ -298,17 +312,17 @@ LogicalResult Planner::planProduct(Operation *op, Value lhsValue,
                   splitAxis(plannedValues.lookup(lhsValue)) == kX;
     int64_t in = alongX ? kX : kY, out = alongX ? kY : kX;
     int64_t inBlocks = alongX ? w : h, outBlocks = alongX ? h : w;
-    auto lhs =
-        materialize(op, lhsValue, {1, k}, layout({kNone, in}, {1, inBlocks}));
+    auto lhs = materialize(op, lhsValue, {1, k},
+                           layout({kNone, in}, {1, inBlocks}, {false, true}));
     if (failed(lhs))
       return failure();
-    auto rhs =
-        materialize(op, rhsValue, {k, n},
-                    layout({in, out}, {inBlocks, outBlocks}), rhsPermutation);
+    auto rhs = materialize(
+        op, rhsValue, {k, n},
+        layout({in, out}, {inBlocks, outBlocks}, {true, true}), rhsPermutation);
     if (failed(rhs))
       return failure();
-    auto resultType = RankedTensorType::get(
-        {1, n}, elementType, layout({kNone, out}, {1, outBlocks}));
+    auto resultType = distributedType(
+        {1, n}, layout({kNone, out}, {1, outBlocks}, {false, true}));
     auto gemv =
         builder.create<mesh::GemvOp>(op->getLoc(), resultType, *lhs, *rhs,
                                      allreduceAttr(), nullptr, nullptr);
@@ -316,15 +330,17 @@ LogicalResult Planner::planProduct(Operation *op, Value lhsValue,
     return success();
   }
   int64_t ring = mesh::GemmOp::kBlocks(h, w);
-  auto lhs = materialize(op, lhsValue, {m, k}, layout({kY, kX}, {h, ring}));
+  auto lhs = materialize(op, lhsValue, {m, k},
+                         layout({kY, kX}, {h, ring}, {false, true}));
   if (failed(lhs))
     return failure();
-  auto rhs = materialize(op, rhsValue, {k, n}, layout({kY, kX}, {ring, w}),
-                         rhsPermutation);
+  auto rhs =
+      materialize(op, rhsValue, {k, n},
+                  layout({kY, kX}, {ring, w}, {true, true}), rhsPermutation);
   if (failed(rhs))
     return failure();
   auto resultType =
-      RankedTensorType::get({m, n}, elementType, layout({kY, kX}, {h, w}));
+      distributedType({m, n}, layout({kY, kX}, {h, w}, {false, true}));
   planGemm(op, resultType, *lhs, *rhs);
   return success();
 }
@@ -362,7 +378,7 @@ LogicalResult Planner::planElementwise(Operation *op, Value lhsValue,
   // A decode vector made of host values alone (a scaled embedding) lies
   // along y, where the host places a decode vector for rms_norm.
   if (!chosen && shape.size() == 2 && shape[0] == 1)
-    chosen = layout({kNone, kY}, {1, grid.getHeight()});
+    chosen = layout({kNone, kY}, {1, grid.getHeight()}, {false, true});
   if (!chosen)
     chosen = defaultLayout(shape.size());
   auto lhs = materialize(op, lhsValue, shape, chosen);

@@ -76,12 +76,24 @@ private:
   /// null otherwise.
   static RankedTensorType unfoldedConstantType(Operation *op);
 
-  mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks) {
-    return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false);
+  /// `balanced` flags the feature dimensions (hidden size, FFN width,
+  /// vocabulary), whose blocks are balanced; positions, heads and lanes
+  /// keep ceil-sized blocks, which the attention kernels index.
+  mesh::LayoutAttr layout(ArrayRef<int64_t> axes, ArrayRef<int64_t> blocks,
+                          ArrayRef<bool> balanced = {}) {
+    return mesh::LayoutAttr::get(func.getContext(), axes, blocks, false,
+                                 balanced);
   }
 
+  /// A planned tensor of `shape` in `layout`, without the balanced flags of
+  /// the dimensions its blocks divide evenly (their blocks are the same
+  /// either way), so that one value serves every op that splits it alike
+  /// (x @ x on a grid that divides x).
+  RankedTensorType distributedType(ArrayRef<int64_t> shape,
+                                   mesh::LayoutAttr layout);
+
   /// The layout element-wise results use when no operand imposes one: the
-  /// last two dimensions split over y and x.
+  /// last two dimensions split over y and x, the last (features) balanced.
   mesh::LayoutAttr defaultLayout(int64_t rank);
 
   /// For a slice only the graph's return reads, keeping a range of one

@@ -189,12 +189,10 @@ private:
     std::vector<flatbuffers::Offset<fb::Instr>> out;
     for (const Instr &in : list) {
       auto body = instrs(in.body);
-      out.push_back(fb::CreateInstr(b, fb::Opcode(in.op),
-                                    b.CreateVector(in.bufs), in.channel,
-                                    in.channel2, in.m, in.k, in.n,
-                                    b.CreateString(in.expr), in.mark, body,
-                                    b.CreateString(in.expr2), in.groups,
-                                    in.scalar));
+      out.push_back(fb::CreateInstr(
+          b, fb::Opcode(in.op), b.CreateVector(in.bufs), in.channel,
+          in.channel2, in.m, in.k, in.n, b.CreateString(in.expr), in.mark, body,
+          b.CreateString(in.expr2), in.groups, in.scalar, in.length));
     }
     return b.CreateVector(out);
   }
@@ -204,8 +202,13 @@ private:
     std::vector<flatbuffers::Offset<fb::HostTensor>> out;
     for (const HostTensor &t : list) {
       std::vector<fb::LayoutDim> layout;
-      for (const LayoutDim &d : t.layout)
+      std::vector<uint8_t> balanced;
+      for (const LayoutDim &d : t.layout) {
         layout.emplace_back(fb::Axis(d.axis), d.blocks);
+        balanced.push_back(d.balanced);
+      }
+      if (llvm::none_of(balanced, [](uint8_t b) { return b; }))
+        balanced.clear();
       flatbuffers::Offset<flatbuffers::Vector<float>> data = 0;
       flatbuffers::Offset<flatbuffers::Vector<uint16_t>> dataF16 = 0;
       // A weight placed more than once (a tied embedding, each part of a
@@ -232,7 +235,8 @@ private:
           b.CreateVector(t.sourceShape), b.CreateVector(t.permutation), data,
           b.CreateString(t.gatherIds), int32_t(t.indexDim),
           b.CreateVector(t.indexMap), t.weight, b.CreateVector(t.view),
-          b.CreateVector(t.sourceView), dataF16));
+          b.CreateVector(t.sourceView), dataF16,
+          balanced.empty() ? 0 : b.CreateVector(balanced)));
     }
     return b.CreateVector(out);
   }
@@ -419,6 +423,7 @@ private:
       i.mark = in->mark();
       i.groups = in->groups();
       i.scalar = in->scalar();
+      i.length = in->length();
       if (Error e = instrs(in->body(), i.body))
         return e;
       out.push_back(std::move(i));
@@ -444,6 +449,12 @@ private:
             return bad("layout axis");
           t.layout.push_back({Axis(d->axis()), d->blocks()});
         }
+      if (const auto *balanced = in->balanced()) {
+        if (balanced->size() != t.layout.size())
+          return bad("balanced flags");
+        for (auto [d, flag] : llvm::zip(t.layout, *balanced))
+          d.balanced = flag;
+      }
       t.sourceShape = vec(in->source_shape());
       t.permutation = vec(in->permutation());
       // The timing mode needs a weight's shape, not its values.

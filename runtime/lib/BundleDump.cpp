@@ -168,6 +168,8 @@ private:
            << " n " << in.n;
         if (in.scalar != 0)
           os << " scalar " << in.scalar;
+        if (in.length != 0)
+          os << " length " << in.length;
         if (!in.expr.empty())
           os << " '" << in.expr << "'";
         if (!in.expr2.empty())
@@ -189,7 +191,7 @@ private:
              : ld.axis == Axis::Y ? "y"
                                   : "none");
       if (ld.axis != Axis::None)
-        os << "/" << ld.blocks;
+        os << "/" << ld.blocks << (ld.balanced ? " balanced" : "");
     }
     os << "]";
     if (!t.view.empty())

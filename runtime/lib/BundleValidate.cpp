@@ -279,6 +279,8 @@ private:
       bool hasBody = in.op == Opcode::Repeat || in.op == Opcode::When;
       if (!hasBody && !in.body.empty())
         return fail("only repeat and when have a body");
+      if (in.op != Opcode::Regrid && in.length != 0)
+        return fail("only a regrid has a length");
       if (rowKernel)
         if (Error e = checkRowKernel(in))
           return fail(toString(std::move(e)));
@@ -367,6 +369,10 @@ private:
         (elems(in.bufs[0]) % (*extents)[0] != 0 ||
          elems(in.bufs[1]) % (*extents)[1] != 0))
       return err("regrid buffers must hold whole slots of rows x width");
+    if (in.op == Opcode::Regrid)
+      if (Error e = checkRegridLength(in.m, in.groups, in.k, in.n, in.length,
+                                      elems(in.bufs[0]), elems(in.bufs[1])))
+        return e;
     int expressions = rowKernelExpressions(in.op);
     if (expressions >= 1)
       if (Expected<Expr> e = Expr::parse(in.expr); !e)

@@ -16,6 +16,12 @@ struct DimPlacement {
   int64_t tile = 0;   // ceil(shape_d / blocks)
   int64_t extent = 1; // G: grid extent of the axis (1 when kept whole)
   int64_t pos = 0;    // the core's logical position on that axis
+  int64_t blocks = 1;
+  bool balanced = false;
+
+  int64_t start(int64_t block) const {
+    return blockStart(size, blocks, balanced, block);
+  }
 };
 
 llvm::SmallVector<DimPlacement, 4>
@@ -37,6 +43,8 @@ placeDims(const std::vector<int64_t> &shape,
     }
     p.slots = std::max<int64_t>(blocks / p.extent, 1);
     p.tile = (p.size + blocks - 1) / blocks;
+    p.blocks = blocks;
+    p.balanced = ld.balanced;
   }
   return dims;
 }
@@ -83,17 +91,18 @@ void forEachLocalRun(
   if (tile == 0)
     return;
   for (int64_t run = 0, local = 0; run < runs; ++run, local += tile) {
-    int64_t global = 0;
+    // Coordinates past the end of their block are padding.
+    int64_t global = 0, valid = 0;
     for (size_t d = 0; d < rank && global >= 0; ++d) {
       const DimPlacement &p = dims[d];
       int64_t block = digit[d] * p.extent + p.pos;
-      int64_t coord = block * p.tile + (d + 1 < rank ? digit[rank + d] : 0);
-      global = coord < p.size || d + 1 == rank ? global * p.size + coord : -1;
+      int64_t start = p.start(block), end = p.start(block + 1);
+      int64_t coord = start + (d + 1 < rank ? digit[rank + d] : 0);
+      global = coord < end || d + 1 == rank ? global * p.size + coord : -1;
+      valid = end - start;
     }
-    // The last dimension's coordinates past its size are padding.
-    int64_t start = (digit[rank - 1] * last.extent + last.pos) * tile;
-    int64_t valid =
-        global < 0 ? 0 : std::clamp<int64_t>(last.size - start, 0, tile);
+    if (global < 0)
+      valid = 0;
     if (valid > 0)
       visit(local, global, valid);
     if (valid < tile)

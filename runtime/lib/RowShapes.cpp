@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace wafer::rt {
 
@@ -156,6 +157,27 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
   if (llvm::is_contained(extents, -1))
     return fail("sizes too large");
   return extents;
+}
+
+llvm::Error checkRegridLength(int64_t m, int64_t groups, int64_t k, int64_t n,
+                              int64_t length, int64_t outElements,
+                              int64_t aElements) {
+  if (length == 0)
+    return llvm::Error::success();
+  auto tile = [&](int64_t elements, int64_t width) -> int64_t {
+    int64_t blocks = 0;
+    if (llvm::MulOverflow(elements / (m * width), groups, blocks) || blocks < 1)
+      return 0;
+    return length / blocks + (length % blocks != 0);
+  };
+  int64_t srcTile = length < 0 || groups < 1 ? 0 : tile(aElements, k);
+  int64_t unit = srcTile > 0 ? k / srcTile : 0;
+  if (srcTile < 1 || k % srcTile != 0 || n != tile(outElements, n) * unit)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "regrid length " + llvm::Twine(length) +
+            " does not give balanced blocks of these widths");
+  return llvm::Error::success();
 }
 
 } // namespace wafer::rt

@@ -52,6 +52,40 @@ TEST(Layout, RunsAreContiguousSourceRangesAndPadding) {
   EXPECT_EQ(visits, 0);
 }
 
+TEST(Layout, BalancedBlocksDifferByAtMostOne) {
+  // 10 entries in 4 blocks: ceil-sized 3, 3, 3, 1; balanced 3, 3, 2, 2,
+  // each padded to the tile of 3 at its end.
+  std::vector<int64_t> shape = {10};
+  std::vector<LayoutDim> ceil = {{Axis::X, 4}}, balanced = {{Axis::X, 4, true}};
+  EXPECT_EQ(globals(shape, ceil, 1, 4, 3, 0),
+            (std::vector<int64_t>{9, -1, -1}));
+  std::vector<std::vector<int64_t>> blocks;
+  for (int64_t lx = 0; lx < 4; ++lx)
+    blocks.push_back(globals(shape, balanced, 1, 4, lx, 0));
+  EXPECT_EQ(blocks, (std::vector<std::vector<int64_t>>{
+                        {0, 1, 2}, {3, 4, 5}, {6, 7, -1}, {8, 9, -1}}));
+  for (int64_t b = 0; b <= 4; ++b)
+    EXPECT_EQ(blockStart(10, 4, true, b), (std::array{0, 3, 6, 8, 10})[b]);
+}
+
+TEST(Layout, BalancedRowsAndSlots) {
+  // Rows balanced over 4 blocks on a y axis of extent 2 (slots 2), columns
+  // ceil-sized: 5 rows are blocks of 2, 1, 1, 1; every element once.
+  std::vector<int64_t> shape = {5, 3};
+  std::vector<LayoutDim> layout = {{Axis::Y, 4, true}, {Axis::X, 2}};
+  EXPECT_EQ(globals(shape, layout, 2, 2, 0, 1),
+            (std::vector<int64_t>{6, 7, -1, -1, 12, 13, -1, -1}));
+  std::map<int64_t, int> seen;
+  for (int64_t ly = 0; ly < 2; ++ly)
+    for (int64_t lx = 0; lx < 2; ++lx)
+      for (int64_t g : globals(shape, layout, 2, 2, lx, ly))
+        if (g >= 0)
+          ++seen[g];
+  ASSERT_EQ(seen.size(), 15u);
+  for (const auto &[g, count] : seen)
+    EXPECT_EQ(count, 1) << g;
+}
+
 TEST(Layout, EveryElementPlacedOncePerReplica) {
   std::vector<int64_t> shape = {5, 9};
   std::vector<LayoutDim> layout = {{Axis::Y, 6}, {Axis::X, 3}};

@@ -692,21 +692,37 @@ TEST(RowKernels, PrefillLaneAttentionAcrossCoresMatchesCausalSoftmax) {
 // Regrid
 //===----------------------------------------------------------------------===//
 
+bool succeeded(llvm::Error e) {
+  bool failed = bool(e);
+  llvm::consumeError(std::move(e));
+  return !failed;
+}
+
 /// Re-blocks the columns of an m x cols matrix along an axis of E cores:
 /// from blocks of width k (S slots per core) to blocks of width n (T slots).
 /// Runs Regrid on every destination core Q with the tiles of every source
 /// core P and checks what each Q ends up holding. Padding columns (past
-/// cols) hold -1 in the sources and must stay -1 in the destinations.
-void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k,
-                 int64_t n) {
+/// cols, or past a balanced block's end) hold -1 in the sources and must
+/// stay -1 in the destinations.
+void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k, int64_t n,
+                 bool balanced = false) {
   SCOPED_TRACE("m " + std::to_string(m) + " cols " + std::to_string(cols) +
                " E " + std::to_string(extent) + " k " + std::to_string(k) +
-               " n " + std::to_string(n));
+               " n " + std::to_string(n) + (balanced ? " balanced" : ""));
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   int64_t srcSlots = ceilDiv(ceilDiv(cols, k), extent);
   int64_t dstSlots = ceilDiv(ceilDiv(cols, n), extent);
+  // The matrix column at offset c of block b of `blocks` of width `width`;
+  // -1 for padding (ceil-sized blocks: past cols, which a source holds as
+  // -1 and copies).
+  auto column = [&](int64_t b, int64_t blocks, int64_t width, int64_t c) {
+    if (!balanced)
+      return b * width + c;
+    int64_t start = blockStart(cols, blocks, true, b);
+    return start + c < blockStart(cols, blocks, true, b + 1) ? start + c : -1;
+  };
   auto value = [&](int64_t row, int64_t col) -> float {
-    return col < cols ? float(row * 1000 + col) : -1.0f;
+    return col >= 0 && col < cols ? float(row * 1000 + col) : -1.0f;
   };
   for (int64_t q = 0; q < extent; ++q) {
     std::vector<float> dst(size_t(dstSlots * m * n), -1.0f);
@@ -717,7 +733,8 @@ void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k,
       for (int64_t s = 0; s < srcSlots; ++s)
         for (int64_t row = 0; row < m; ++row)
           for (int64_t c = 0; c < k; ++c)
-            src[(s * m + row) * k + c] = value(row, (p + s * extent) * k + c);
+            src[(s * m + row) * k + c] =
+                value(row, column(p + s * extent, srcSlots * extent, k, c));
       RowArgs args;
       args.out = dst.data();
       args.a = src.data();
@@ -729,6 +746,9 @@ void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k,
       args.expr2 = q;
       args.outElements = int64_t(dst.size());
       args.aElements = int64_t(src.size());
+      args.length = balanced ? cols : 0;
+      EXPECT_TRUE(succeeded(checkRegridLength(
+          m, extent, k, n, args.length, args.outElements, args.aElements)));
       RowResult r = rowKernel(Opcode::Regrid, args);
       EXPECT_EQ(r.written, int64_t(dst.size()));
       copied += r.work;
@@ -736,8 +756,8 @@ void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k,
     int64_t sourceColumns = srcSlots * extent * k, shared = 0;
     for (int64_t t = 0; t < dstSlots; ++t)
       for (int64_t c = 0; c < n; ++c) {
-        int64_t col = (q + t * extent) * n + c;
-        if (col < sourceColumns)
+        int64_t col = column(q + t * extent, dstSlots * extent, n, c);
+        if (col >= 0 && col < sourceColumns)
           ++shared;
         for (int64_t row = 0; row < m; ++row)
           EXPECT_EQ(dst[(t * m + row) * n + c], value(row, col))
@@ -767,6 +787,18 @@ TEST(RowKernels, RegridUnevenWidths) {
   // [x:12] (width 6), as the 4x6 prefill plan relays out rms_norm's output.
   checkRegrid(2, 64, 6, 11, 6);
   checkRegrid(2, 64, 6, 6, 11);
+}
+
+TEST(RowKernels, RegridBalancedBlocks) {
+  // The same re-blockings with balanced blocks: 64 columns in 6 blocks of
+  // 11 or 10, to 12 blocks of 6 or 5, and back; 10 in 2 of 5, to 4 of 3
+  // or 2.
+  checkRegrid(2, 64, 6, 11, 6, /*balanced=*/true);
+  checkRegrid(2, 64, 6, 6, 11, true);
+  checkRegrid(3, 10, 2, 5, 3, true);
+  checkRegrid(2, 12, 3, 4, 2, true);
+  // A length whose balanced blocks are not the widths is refused.
+  EXPECT_FALSE(succeeded(checkRegridLength(2, 6, 11, 6, 70, 24, 22)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -42,6 +42,7 @@ static rt::kernels::RowArgs regridArgs(RelayoutOp op, GridAttr grid) {
   args.n = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
   args.k = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after;
   args.groups = op.alongX() ? grid.getWidth() : grid.getHeight();
+  args.length = from.isBalanced(d) || to.isBalanced(d) ? type.getDimSize(d) : 0;
   args.outElements = localElements(op.getResult(), grid);
   args.aElements = localElements(op.getSource(), grid);
   return args;

@@ -43,6 +43,7 @@ kernels::RowArgs rowArgs(const Program &p, const Op &op,
   kernels::RowArgs args;
   args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
   args.scalar = op.scalar;
+  args.length = op.length;
   args.expr = values.expr;
   args.expr2 = values.expr2;
   args.outElements = p.buffers[op.out].elements;

@@ -1193,7 +1193,8 @@ Error Scheduler::adopt(
         out->shape == in->shape && out->layout.size() == in->layout.size() &&
         llvm::all_of(llvm::zip(out->layout, in->layout), [](auto pair) {
           auto [a, b] = pair;
-          return a.axis == b.axis && a.blocks == b.blocks;
+          return a.axis == b.axis && a.blocks == b.blocks &&
+                 a.balanced == b.balanced;
         });
     // Nothing moves: the value must already be where this program reads it.
     if (src.offsetBytes != dst.offsetBytes || src.elements != dst.elements ||

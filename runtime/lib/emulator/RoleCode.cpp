@@ -105,6 +105,7 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
     op.n = in.n;
     op.groups = in.groups;
     op.scalar = in.scalar;
+    op.length = in.length;
     op.mark = in.mark;
     // validateProgram has parsed every expression already.
     int expressions = expressionCount(in.op);

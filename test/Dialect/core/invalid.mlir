@@ -1020,3 +1020,26 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
     core.rows <lane_div_rows> [@o, @ml] {m = 2 : i64, groups = 1 : i64, k = 3 : i64, n = 2 : i64}
   }
 }
+
+// -----
+
+// 13 entries in 2 x 2 balanced blocks are tiles of 4, not of the width 3.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @d[6] : f32 at 0
+  core.buffer @s[6] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{regrid length 13 does not give balanced blocks of these widths}}
+    core.rows <regrid> [@d, @s] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 3 : i64, valid = "(lx + 1) % W", position = "lx", length = 13 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @a[4] : f32 at 0
+  core.buffer @b[4] : f32 at 16
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{only a regrid has a length}}
+    core.rows <div_rows> [@a, @b] {m = 1 : i64, n = 4 : i64, length = 4 : i64}
+  }
+}

@@ -1698,3 +1698,52 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Balanced blocks
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{an unsplit dimension has no blocks to balance}}
+func.func private @balanced_unsplit(tensor<4x4xf32, #mesh.layout<[* balanced, x:2]>>)
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @gemv_balance(%x: tensor<1x5xf32, #mesh.layout<[*, y:2 balanced]>>, %w: tensor<5x4xf32, #mesh.layout<[y:2, x:2 balanced]>>) {
+    // expected-error @+1 {{rhs layout must be the lhs's K layout followed by the result's N layout}}
+    %g = mesh.gemv %x, %w {allreduce = #mesh.allreduce<ktree, k = 1>} : tensor<1x5xf32, #mesh.layout<[*, y:2 balanced]>>, tensor<5x4xf32, #mesh.layout<[y:2, x:2 balanced]>> -> tensor<1x4xf32, #mesh.layout<[*, x:2 balanced]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x3>} {
+  func.func @gemm_balance(%a: tensor<4x7xf32, #mesh.layout<[y:2, x:6 balanced]>>, %b: tensor<7x5xf32, #mesh.layout<[y:6, x:3 balanced]>>) {
+    // expected-error @+1 {{lhs and rhs K must agree on which blocks are balanced}}
+    %c = mesh.gemm %a, %b {algorithm = #mesh.gemm_algorithm<meshgemm>} : tensor<4x7xf32, #mesh.layout<[y:2, x:6 balanced]>>, tensor<7x5xf32, #mesh.layout<[y:6, x:3 balanced]>> -> tensor<4x5xf32, #mesh.layout<[y:2, x:3 balanced]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x3>} {
+  func.func @relayout_balance(%x: tensor<8x13xf32, #mesh.layout<[y:2, x:3 balanced]>>) {
+    // expected-error @+1 {{source and result must agree on which blocks are balanced}}
+    %r = mesh.relayout %x : tensor<8x13xf32, #mesh.layout<[y:2, x:3 balanced]>> -> tensor<8x13xf32, #mesh.layout<[y:2, x:6]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x2>} {
+  func.func @rms_norm_balance(%x: tensor<1x7xf32, #mesh.layout<[*, y:2 balanced]>>, %w: tensor<7xf32, #mesh.layout<[y:2]>>) {
+    // expected-error @+1 {{weight must be split like the normalised axis}}
+    %n = mesh.rms_norm %x, %w {epsilon = 1.0e-05 : f64, allreduce = #mesh.allreduce<ring>} : tensor<1x7xf32, #mesh.layout<[*, y:2 balanced]>>, tensor<7xf32, #mesh.layout<[y:2]>> -> tensor<1x7xf32, #mesh.layout<[*, y:2 balanced]>>
+    return
+  }
+}

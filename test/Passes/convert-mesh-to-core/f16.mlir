@@ -3,9 +3,9 @@
 
 // dtype=f16: host tensors stay f32, every distributed tensor and buffer is
 // f16 (2 bytes per value, offsets kept 4-byte aligned).
-// MESH: mesh.distribute %{{.*}} : tensor<6x5xf32> -> tensor<6x5xf16, #mesh.layout<[y:2, x:2]>>
-// MESH: mesh.gemm {{.*}} -> tensor<6x3xf16, #mesh.layout<[y:2, x:2]>>
-// MESH: mesh.collect %{{.*}} : tensor<6x3xf16, #mesh.layout<[y:2, x:2]>> -> tensor<6x3xf32>
+// MESH: mesh.distribute %{{.*}} : tensor<6x5xf32> -> tensor<6x5xf16, #mesh.layout<[y:2, x:2 balanced]>>
+// MESH: mesh.gemm {{.*}} -> tensor<6x3xf16, #mesh.layout<[y:2, x:2 balanced]>>
+// MESH: mesh.collect %{{.*}} : tensor<6x3xf16, #mesh.layout<[y:2, x:2 balanced]>> -> tensor<6x3xf32>
 // CHECK: core.buffer @t0[9] : f16 at 0
 // CHECK: core.buffer @t1[6] : f16 at 20
 // CHECK: core.buffer @t2[6] : f16 at 32

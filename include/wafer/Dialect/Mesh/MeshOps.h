@@ -33,6 +33,11 @@ TargetAttr lookupTarget(mlir::Operation *op);
 /// The layout of a distributed tensor type, or null.
 LayoutAttr getLayout(mlir::Type type);
 
+/// Whether two dimensions of distributed tensors (of one length and block
+/// count) are split into the same blocks: both balanced, both ceil-sized,
+/// or divided evenly, where the two are the same.
+bool sameBlocks(mlir::Type a, size_t da, mlir::Type b, size_t db);
+
 /// Places every distributed value under `root` on INTERLEAVE (one placement
 /// for a whole module, so producers and consumers keep agreeing).
 void placeInterleaved(mlir::Operation *root);

@@ -11,6 +11,7 @@
 
 #include "wafer/Runtime/Target.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -313,6 +314,9 @@ struct Instr {
   int64_t groups = 1;
   /// RmsScale: epsilon; AttnScores: scale.
   double scalar = 0;
+  /// Regrid: the re-blocked dimension's length when its blocks are balanced
+  /// (LayoutDim::balanced) on both sides; 0 when they are ceil-sized.
+  int64_t length = 0;
   std::vector<Instr> body;
 };
 
@@ -330,11 +334,26 @@ enum class Axis : uint8_t { None = 0, X = 1, Y = 2 };
 /// (Axis::None, blocks = 1). A grid axis that no dimension uses holds
 /// replicas. The local buffer is row-major
 /// [slots_0, ..., slots_{r-1}, tile_0, ..., tile_{r-1}] with
-/// tile_d = ceil(shape_d / blocks_d); positions past shape_d are zero padding.
+/// tile_d = ceil(shape_d / blocks_d). Ceil-sized blocks fill whole tiles in
+/// order, the padding (zeros) on the last cores; balanced blocks hold
+/// floor(shape_d / blocks_d) elements, the first shape_d mod blocks_d one
+/// more, each padded at its end (blockStart).
 struct LayoutDim {
   Axis axis = Axis::None;
   int64_t blocks = 1;
+  bool balanced = false;
 };
+
+/// The first element of block `block` of a dimension of `size` elements in
+/// `blocks` blocks (block == blocks gives the end): blocks of the sizes
+/// LayoutDim describes.
+inline int64_t blockStart(int64_t size, int64_t blocks, bool balanced,
+                          int64_t block) {
+  if (balanced)
+    return std::min(block * (size / blocks) + std::min(block, size % blocks),
+                    size);
+  return std::min(block * ((size + blocks - 1) / blocks), size);
+}
 
 struct HostTensor {
   /// The ONNX name (graph input, initializer or output).

@@ -49,6 +49,15 @@ llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
                                                       int64_t groups,
                                                       int64_t k, int64_t n);
 
+/// A Regrid's `length` (Instr::length) against its widths and its buffers'
+/// elements (whole slots, checked before): 0 for ceil-sized blocks, or the
+/// length whose balanced blocks, in as many blocks as the slots on
+/// `groups` cores, are the widths' tiles of one unit (the columns of one
+/// entry) each.
+llvm::Error checkRegridLength(int64_t m, int64_t groups, int64_t k, int64_t n,
+                              int64_t length, int64_t outElements,
+                              int64_t aElements);
+
 } // namespace wafer::rt
 
 namespace wafer::rt::kernels {
@@ -59,6 +68,8 @@ struct RowArgs {
   const float *a = nullptr, *b = nullptr, *c = nullptr;
   int64_t m = 0, groups = 1, k = 0, n = 0;
   double scalar = 0;
+  /// Regrid: Instr::length.
+  int64_t length = 0;
   /// The values of the instruction's expressions: AttnScores: the valid
   /// keys; Regrid: the source and this core's axis positions; FlashStep:
   /// the global positions of the first key and the first query.
@@ -80,14 +91,25 @@ RowResult rowKernelCounts(Opcode op, const RowArgs &args);
 /// Calls f(dst slot, src slot, dst slot's first column, src slot's first
 /// column, lo, hi) for every column range [lo, hi) a Regrid copies.
 template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
-  // Column c of the matrix lies in block c / width, at axis position
-  // block % E, slot block / E.
+  // Block b lies at axis position b % E, slot b / E. Ceil-sized, column c
+  // of the matrix lies in block c / width; balanced, the r.length entries
+  // of the dimension are split as LayoutDim says, each entry `unit`
+  // columns wide (the dimensions after it).
   int64_t m = r.m, k = r.k, n = r.n, extent = r.groups;
   int64_t srcSlots = r.aElements / (m * k), dstSlots = r.outElements / (m * n);
+  int64_t srcBlocks = srcSlots * extent, dstBlocks = dstSlots * extent;
+  int64_t unit =
+      r.length > 0 ? k / ((r.length + srcBlocks - 1) / srcBlocks) : 1;
+  auto columns = [&](int64_t block, int64_t blocks, int64_t width) {
+    if (r.length == 0)
+      return std::pair(block * width, (block + 1) * width);
+    return std::pair(blockStart(r.length, blocks, true, block) * unit,
+                     blockStart(r.length, blocks, true, block + 1) * unit);
+  };
   for (int64_t t = 0; t < dstSlots; ++t) {
-    int64_t dLo = (r.expr2 + t * extent) * n, dHi = dLo + n;
+    auto [dLo, dHi] = columns(r.expr2 + t * extent, dstBlocks, n);
     for (int64_t s = 0; s < srcSlots; ++s) {
-      int64_t sLo = (r.expr + s * extent) * k, sHi = sLo + k;
+      auto [sLo, sHi] = columns(r.expr + s * extent, srcBlocks, k);
       int64_t lo = std::max(dLo, sLo), hi = std::min(dHi, sHi);
       if (lo < hi)
         f(t, s, dLo, sLo, lo, hi);
