@@ -10,10 +10,12 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace wafer;
@@ -54,8 +56,10 @@ static std::vector<float> floatValues(DenseElementsAttr attr) {
 
 class ProgramEmitter {
 public:
-  ProgramEmitter(core::ProgramOp program, bool loadWeights)
-      : program(program), loadWeights(loadWeights) {}
+  ProgramEmitter(core::ProgramOp program, bool loadWeights,
+                 uint64_t maxValueBytes)
+      : program(program), loadWeights(loadWeights),
+        maxValueBytes(maxValueBytes) {}
 
   llvm::Expected<rt::Program> run() {
     rt::Program result;
@@ -112,6 +116,9 @@ public:
       result.roles.push_back({role.getSymName().str(),
                               role.getCores().toRuntime(),
                               instructions(role.getBody().front())});
+    if (loadWeights)
+      if (llvm::Error error = checkValueBytes(body, result))
+        return std::move(error);
     std::map<std::pair<std::string, std::string>,
              std::pair<std::vector<int64_t>, rt::TensorValues>>
         loaded;
@@ -306,8 +313,47 @@ private:
     return list;
   }
 
+  /// Refuses, before any weight is read, values that would take more than
+  /// maxValueBytes as a bundle stores them: each weight once, as halves
+  /// in an f16 buffer. The sizes come from the files' metadata.
+  llvm::Error checkValueBytes(Block &body, const rt::Program &p) {
+    if (maxValueBytes == UINT64_MAX)
+      return llvm::Error::success();
+    uint64_t bytes = 0;
+    std::set<std::pair<std::string, std::string>> counted;
+    for (auto input : body.getOps<core::InputOp>()) {
+      int64_t count = 0;
+      if (auto file = input.getWeightFile()) {
+        if (!counted.emplace(file->str(), input.getName().str()).second)
+          continue;
+        llvm::Expected<std::vector<int64_t>> shape =
+            weights.shape(*file, input.getName());
+        if (!shape)
+          return shape.takeError();
+        count = elementCount(*shape);
+      } else if (auto value = input.getValue()) {
+        count = cast<DenseElementsAttr>(*value).getNumElements();
+      }
+      rt::HostTensor tensor =
+          hostTensor(input.getBuffer(), input.getName(), input.getType());
+      bool halves = tensor.buffer >= 0 &&
+                    size_t(tensor.buffer) < p.buffers.size() &&
+                    p.buffers[tensor.buffer].dtype == rt::DType::F16;
+      uint64_t size = uint64_t(std::max<int64_t>(count, 0));
+      bytes = size > (UINT64_MAX - bytes) / 4 ? UINT64_MAX
+                                              : bytes + size * (halves ? 2 : 4);
+    }
+    if (bytes <= maxValueBytes)
+      return llvm::Error::success();
+    return fail(llvm::formatv("no bundle: the model's values take {0} bytes, "
+                              "more than a bundle can hold ({1} bytes, "
+                              "FlatBuffers' limit); run the model file itself",
+                              bytes, maxValueBytes));
+  }
+
   core::ProgramOp program;
   bool loadWeights;
+  uint64_t maxValueBytes;
   llvm::StringMap<int32_t> bufferIndex, channelIndex;
   WeightStore weights;
 };
@@ -315,14 +361,15 @@ private:
 } // namespace
 
 llvm::Expected<rt::Program> wafer::buildRuntimeProgram(ModuleOp module,
-                                                       bool loadWeights) {
+                                                       bool loadWeights,
+                                                       uint64_t maxValueBytes) {
   auto programs = module.getOps<core::ProgramOp>();
   if (programs.empty())
     return fail("the module has no core.program (run the compile pipeline "
                 "first)");
   if (std::next(programs.begin()) != programs.end())
     return fail("the module has more than one core.program");
-  return ProgramEmitter(*programs.begin(), loadWeights).run();
+  return ProgramEmitter(*programs.begin(), loadWeights, maxValueBytes).run();
 }
 
 void wafer::registerBundleTranslations() {
@@ -351,7 +398,8 @@ void wafer::registerBundleTranslations() {
           if (std::optional<StringRef> file = input.getWeightFile())
             input.setWeightFile(resolveWeightSource(*file, modulePath));
         });
-        llvm::Expected<rt::Program> program = buildRuntimeProgram(*module);
+        llvm::Expected<rt::Program> program = buildRuntimeProgram(
+            *module, /*loadWeights=*/true, rt::kMaxBundleBytes);
         if (!program)
           return module->emitError(llvm::toString(program.takeError()));
         llvm::Expected<std::vector<uint8_t>> bytes =

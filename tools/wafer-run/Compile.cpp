@@ -109,7 +109,8 @@ static std::string smallestSquareGrid(mlir::ModuleOp imported,
 
 Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
                                            const CompileOptions &options,
-                                           bool weights) {
+                                           bool weights,
+                                           uint64_t maxValueBytes) {
   if (options.grid.empty())
     return createStringError(inconvertibleErrorCode(),
                              "--grid HxW is required to compile a model");
@@ -139,7 +140,7 @@ Expected<rt::Program> wafer::compileModule(mlir::ModuleOp module,
     return createStringError(inconvertibleErrorCode(), firstError);
   }
   kept.reset();
-  return buildRuntimeProgram(module, weights);
+  return buildRuntimeProgram(module, weights, maxValueBytes);
 }
 
 std::string wafer::formatRate(double perSecond) {

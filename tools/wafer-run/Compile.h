@@ -14,10 +14,11 @@ namespace wafer {
 /// runtime program (without weight data unless `weights`). The first error
 /// diagnostic becomes the error, as "<file>: node '<name>': <message>"; a
 /// plan that does not fit the cores' memory also names the smallest square
-/// grid it fits.
+/// grid it fits. `maxValueBytes` as buildRuntimeProgram's.
 llvm::Expected<rt::Program> compileModule(mlir::ModuleOp module,
                                           const CompileOptions &options,
-                                          bool weights = true);
+                                          bool weights = true,
+                                          uint64_t maxValueBytes = UINT64_MAX);
 
 /// Whether `module` fits the memory of the grid in `options` (the pipeline
 /// up to mesh-check-memory, on a copy; from convert-tfm-to-mesh on when

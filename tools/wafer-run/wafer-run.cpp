@@ -372,8 +372,11 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
   FreedMemoryKept kept;
   host.context.loadDialect<tfm::TfmDialect, mesh::MeshDialect,
                            core::CoreDialect, mlir::func::FuncDialect>();
-  // Only the functional mode reads weights, unless a bundle is to be kept.
+  // Only the functional mode reads weights, unless a bundle is to be kept,
+  // which holds at most rt::kMaxBundleBytes of them.
   bool weights = modeOption == "functional" || !saveBundlePath.empty();
+  uint64_t maxValueBytes =
+      saveBundlePath.empty() ? UINT64_MAX : rt::kMaxBundleBytes;
   auto module = loadModule(path, inputShapes, dimParams, inputsPath,
                            host.context, /*checkWeightShapes=*/weights);
   if (!module)
@@ -391,7 +394,7 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
       return optionError(path + ": holds a compiled core.program; --layers "
                                 "applies to models");
     host.madeFrom = "core.program";
-    return buildRuntimeProgram(**module, weights);
+    return buildRuntimeProgram(**module, weights, maxValueBytes);
   }
   Expected<CompileOptions> compile = compileOptionsFromCommandLine();
   if (!compile)
@@ -402,7 +405,8 @@ static Expected<rt::Program> compileModel(StringRef path, LayerSubset &subset,
     host.module = (*module)->clone();
   host.madeFrom = "model";
   host.compiled = *compile;
-  Expected<rt::Program> program = compileModule(**module, *compile, weights);
+  Expected<rt::Program> program =
+      compileModule(**module, *compile, weights, maxValueBytes);
   if (!program)
     return program.takeError();
   if (auto layers = (*module)->getOperation()->getAttrOfType<mlir::IntegerAttr>("tfm.layers")) {
