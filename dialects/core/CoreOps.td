@@ -272,9 +272,9 @@ def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
       [m, columns] matrix, dst the blocks Q, Q + groups, ... (width n);
       copies the columns they share. `valid` is P, `position` Q. Without
       `length` the blocks are ceil-sized; with it, the re-blocked
-      dimension has `length` entries in balanced blocks on both sides
-      (`#mesh.layout`), each entry k / ceil(length / source blocks)
-      columns wide.
+      dimension has `length` entries in balanced blocks (`#mesh.layout`;
+      a side that divides evenly is the same either way), each entry
+      k / ceil(length / source blocks) columns wide.
     - `flash_step` [@out, @ml, @q, @kv]: one block of causal attention with
       an online softmax: q [m, k, groups * n] (m queries, k kv heads,
       groups query heads each, head dimension n), kv the keys then the

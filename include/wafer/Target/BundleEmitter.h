@@ -14,9 +14,9 @@ namespace wafer {
 /// the weights it refers to so the bundle is self-contained. Without
 /// `loadWeights` the weights and constants are left out (their data empty): a
 /// program only the timing and analytic modes can run, which read no data.
-/// Loading stops with an error once the values would take more than
-/// `maxValueBytes` as a bundle stores them (rt::kMaxBundleBytes: a bundle
-/// could not hold them), before the rest are read.
+/// Values that would take more than `maxValueBytes` as a bundle stores them
+/// (rt::kMaxBundleBytes: a bundle could not hold them) are an error, found
+/// from the weights' sizes before any weight is read.
 llvm::Expected<rt::Program>
 buildRuntimeProgram(mlir::ModuleOp module, bool loadWeights = true,
                     uint64_t maxValueBytes = UINT64_MAX);

@@ -315,7 +315,8 @@ struct Instr {
   /// RmsScale: epsilon; AttnScores: scale.
   double scalar = 0;
   /// Regrid: the re-blocked dimension's length when its blocks are balanced
-  /// (LayoutDim::balanced) on both sides; 0 when they are ceil-sized.
+  /// (LayoutDim::balanced; on one side they may divide evenly, where both
+  /// sizings agree); 0 when they are ceil-sized.
   int64_t length = 0;
   std::vector<Instr> body;
 };
