@@ -229,6 +229,10 @@ def Mesh_RelayoutOp : Mesh_Op<"relayout", [Pure,
     int64_t getDimension();
     /// True when that dimension is split along x.
     bool alongX();
+    /// The sizes of the Regrid kernel that keeps a core's columns of one
+    /// ring position's tile (its expressions, expr and expr2, left 0): what
+    /// the lowering emits and the cost model prices.
+    ::wafer::rt::kernels::RowArgs getRegridArgs(GridAttr grid);
   }];
 }
 

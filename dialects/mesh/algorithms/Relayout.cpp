@@ -26,12 +26,12 @@ std::vector<ScratchBuffer> RelayoutOp::getScratchBuffers(GridAttr grid) {
   return {{BufferRole::Passing, 0, tile}, {BufferRole::Arriving, 0, tile}};
 }
 
-/// The Regrid kernel that keeps a core's columns of one ring position's
-/// tile (its expr and expr2: the tile's position and the core's).
-static rt::kernels::RowArgs regridArgs(RelayoutOp op, GridAttr grid) {
-  auto type = cast<RankedTensorType>(op.getSource().getType());
-  int64_t d = op.getDimension();
-  LayoutAttr from = getLayout(type), to = getLayout(op.getResult().getType());
+rt::kernels::RowArgs RelayoutOp::getRegridArgs(GridAttr grid) {
+  // Rows: the local extent of the dimensions before the re-blocked one;
+  // columns: that dimension's block with the (whole) dimensions after it.
+  auto type = cast<RankedTensorType>(getSource().getType());
+  int64_t d = getDimension();
+  LayoutAttr from = getLayout(type), to = getLayout(getResult().getType());
   int64_t rowCount = 1, after = 1;
   for (int64_t i = 0; i < d; ++i)
     rowCount *= ceilDiv(type.getDimSize(i), from.getBlocks()[i]);
@@ -41,10 +41,12 @@ static rt::kernels::RowArgs regridArgs(RelayoutOp op, GridAttr grid) {
   args.m = rowCount;
   args.n = ceilDiv(type.getDimSize(d), to.getBlocks()[d]) * after;
   args.k = ceilDiv(type.getDimSize(d), from.getBlocks()[d]) * after;
-  args.groups = op.alongX() ? grid.getWidth() : grid.getHeight();
+  args.groups = alongX() ? grid.getWidth() : grid.getHeight();
+  // Balanced blocks (on both sides, one of them perhaps evenly divided:
+  // the verifier checks) need the length.
   args.length = from.isBalanced(d) || to.isBalanced(d) ? type.getDimSize(d) : 0;
-  args.outElements = localElements(op.getResult(), grid);
-  args.aElements = localElements(op.getSource(), grid);
+  args.outElements = localElements(getResult(), grid);
+  args.aElements = localElements(getSource(), grid);
   return args;
 }
 
@@ -53,7 +55,7 @@ static cost::RingRelayout ringRelayout(RelayoutOp op, GridAttr grid,
                                        const rt::TimingModel &timing,
                                        bool interleave) {
   rt::DType dtype = dtypeOf(op.getResult());
-  rt::kernels::RowArgs args = regridArgs(op, grid);
+  rt::kernels::RowArgs args = op.getRegridArgs(grid);
   cost::RingRelayout relayout;
   relayout.alongX = op.alongX();
   relayout.interleave = interleave;

@@ -10,6 +10,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "wafer/Runtime/Program.h"
+#include "wafer/Runtime/RowShapes.h"
 #include "wafer/Runtime/Target.h"
 
 #include "mesh/MeshDialect.h.inc"
