@@ -424,11 +424,12 @@ LogicalResult RowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (kernel == RowKernel::regrid &&
       (sizes[0] % (*extents)[0] != 0 || sizes[1] % (*extents)[1] != 0))
     return emitOpError("regrid buffers must hold whole slots");
-  if (kernel != RowKernel::regrid && getLength() != 0)
-    return emitOpError("only a regrid has a length");
+  if (kernel != RowKernel::regrid && (getLength() != 0 || getParts() != 1))
+    return emitOpError("only a regrid has a length and parts");
   if (kernel == RowKernel::regrid)
-    if (llvm::Error e = rt::checkRegridLength(getM(), getGroups(), k, getN(),
-                                              getLength(), sizes[0], sizes[1]))
+    if (llvm::Error e =
+            rt::checkRegridLength(getM(), getGroups(), k, getN(), getLength(),
+                                  getParts(), sizes[0], sizes[1]))
       return emitOpError() << llvm::toString(std::move(e));
   // Operands are distinct buffers; rope and rms_scale may work in place.
   bool inPlace = kernel == RowKernel::rope || kernel == RowKernel::rms_scale;

@@ -274,7 +274,8 @@ def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
       `length` the blocks are ceil-sized; with it, the re-blocked
       dimension has `length` entries in balanced blocks (`#mesh.layout`;
       a side that divides evenly is the same either way), each entry
-      k / ceil(length / source blocks) columns wide.
+      k / ceil(length / source blocks) columns wide; `parts` (with
+      `length`) balances them in that many equal parts.
     - `flash_step` [@out, @ml, @q, @kv]: one block of causal attention with
       an online softmax: q [m, k, groups * n] (m queries, k kv heads,
       groups query heads each, head dimension n), kv the keys then the
@@ -323,7 +324,8 @@ def Core_RowsOp : Core_Instr<"rows", [BufferUser]> {
                        DefaultValuedAttr<F64Attr, "0.0">:$scalar,
                        OptionalAttr<StrAttr>:$valid,
                        OptionalAttr<StrAttr>:$position,
-                       DefaultValuedAttr<I64Attr, "0">:$length);
+                       DefaultValuedAttr<I64Attr, "0">:$length,
+                       DefaultValuedAttr<I64Attr, "1">:$parts);
   let assemblyFormat = "$kernel $buffers attr-dict";
   let extraClassDeclaration = [{
     /// The runtime opcode and its `k` (the reduction kind for reductions).

@@ -77,9 +77,14 @@ def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
     order, the padding on the last blocks (n = 37 in 5 blocks: 8, 8, 8, 8,
     5). `x:B balanced` balances them instead, so that their sizes differ by
     at most one: floor(n / B) entries each, the first n mod B one more,
-    each padded at its end (8, 8, 7, 7, 7). The planner balances the
-    feature dimensions (hidden size, FFN width, vocabulary) and keeps the
-    positions, heads and lanes ceil-sized, whose global indices the
+    each padded at its end (8, 8, 7, 7, 7). `x:B balanced in P` splits
+    the dimension into P equal parts first (P divides n and B), each
+    balanced over B / P consecutive blocks (n = 16 lanes of 4 KV heads in
+    10 blocks, in 2 parts: 2, 2, 2, 1, 1, 2, 2, 2, 1, 1). The planner
+    balances the feature dimensions (hidden size, FFN width, vocabulary)
+    and, in parts of whole KV heads, attention's lanes where they do not
+    divide the columns and the parts narrow the lane segments; positions,
+    KV slots and heads stay ceil-sized, whose global indices the
     attention kernels compute.
 
     In the paper's notation, prefill activations `L_y E_x` on a 5x7 grid are
@@ -89,22 +94,28 @@ def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
     ```mlir
     tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
     tensor<1x37xf32, #mesh.layout<[*, y:5 balanced]>>
+    tensor<1x16x2xf32, #mesh.layout<[*, x:10 balanced in 2, *]>>
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$axes,
                         ArrayRefParameter<"int64_t">:$blocks,
                         "bool":$interleave,
-                        OptionalArrayRefParameter<"bool">:$balanced);
+                        OptionalArrayRefParameter<"bool">:$balanced,
+                        OptionalArrayRefParameter<"int64_t">:$parts);
   let skipDefaultBuilders = 1;
   let builders = [
     AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$axes,
                      "::llvm::ArrayRef<int64_t>":$blocks,
                      "bool":$interleave,
-                     CArg<"::llvm::ArrayRef<bool>", "{}">:$balanced), [{
-      // One spelling: no flags when no dimension is balanced.
+                     CArg<"::llvm::ArrayRef<bool>", "{}">:$balanced,
+                     CArg<"::llvm::ArrayRef<int64_t>", "{}">:$parts), [{
+      // One spelling: no flags when no dimension is balanced, no part
+      // counts when every dimension is one part.
       if (::llvm::none_of(balanced, [](bool b) { return b; }))
         balanced = {};
-      return $_get($_ctxt, axes, blocks, interleave, balanced);
+      if (::llvm::all_of(parts, [](int64_t n) { return n == 1; }))
+        parts = {};
+      return $_get($_ctxt, axes, blocks, interleave, balanced, parts);
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
@@ -114,12 +125,17 @@ def Mesh_LayoutAttr : Mesh_Attr<"Layout", "layout"> {
     bool isBalanced(size_t d) const {
       return d < getBalanced().size() && getBalanced()[d];
     }
+    /// The parts dimension d's balanced blocks are balanced in.
+    int64_t getPartCount(size_t d) const {
+      return d < getParts().size() ? getParts()[d] : 1;
+    }
     /// Axis codes of `axes`.
     static constexpr int64_t kNone = 0, kX = 1, kY = 2;
     /// The runtime's form of this layout (without the interleave flag).
     std::vector<::wafer::rt::LayoutDim> toRuntime() const;
-    /// The same layout with dimension d's blocks balanced or ceil-sized.
-    LayoutAttr withBalanced(size_t d, bool balanced) const;
+    /// The same layout with dimension d's blocks balanced (in `parts`
+    /// parts) or ceil-sized.
+    LayoutAttr withBalanced(size_t d, bool balanced, int64_t parts = 1) const;
     /// The same layout with `interleave` set to the given value.
     LayoutAttr withInterleave(bool interleave) const;
   }];

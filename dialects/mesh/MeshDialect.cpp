@@ -312,6 +312,7 @@ wafer::rt::Target wafer::mesh::getRuntimeTarget(TargetAttr attr) {
 Attribute LayoutAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> axes, blocks;
   SmallVector<bool> balanced;
+  SmallVector<int64_t> parts;
   auto parseDim = [&]() -> ParseResult {
     if (succeeded(parser.parseOptionalStar())) {
       axes.push_back(kNone);
@@ -330,6 +331,10 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type) {
     }
     // The verifier refuses a balanced unsplit dimension.
     balanced.push_back(succeeded(parser.parseOptionalKeyword("balanced")));
+    parts.push_back(1);
+    if (balanced.back() && succeeded(parser.parseOptionalKeyword("in")) &&
+        parser.parseInteger(parts.back()))
+      return failure();
     return success();
   };
   if (parser.parseLess() ||
@@ -345,8 +350,10 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type) {
     return {};
   if (llvm::none_of(balanced, [](bool b) { return b; }))
     balanced.clear();
+  if (llvm::all_of(parts, [](int64_t n) { return n == 1; }))
+    parts.clear();
   return parser.getChecked<LayoutAttr>(parser.getContext(), axes, blocks,
-                                       interleave, balanced);
+                                       interleave, balanced, parts);
 }
 
 void LayoutAttr::print(AsmPrinter &printer) const {
@@ -360,6 +367,8 @@ void LayoutAttr::print(AsmPrinter &printer) const {
                             printer << (axis == kX ? "x:" : "y:") << count;
                           if (isBalanced(dim.index()))
                             printer << " balanced";
+                          if (getPartCount(dim.index()) != 1)
+                            printer << " in " << getPartCount(dim.index());
                         });
   printer << "]";
   if (getInterleave())
@@ -370,7 +379,8 @@ void LayoutAttr::print(AsmPrinter &printer) const {
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> axes,
                                  ArrayRef<int64_t> blocks, bool,
-                                 ArrayRef<bool> balanced) {
+                                 ArrayRef<bool> balanced,
+                                 ArrayRef<int64_t> parts) {
   if (axes.size() != blocks.size())
     return emitError() << "layout has " << axes.size() << " axes but "
                        << blocks.size() << " block counts";
@@ -380,6 +390,16 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   for (auto [axis, flag] : llvm::zip(axes, balanced))
     if (flag && axis == kNone)
       return emitError() << "an unsplit dimension has no blocks to balance";
+  if (!parts.empty() && parts.size() != axes.size())
+    return emitError() << "layout has " << axes.size() << " axes but "
+                       << parts.size() << " part counts";
+  for (auto [d, count] : llvm::enumerate(parts)) {
+    bool flag = d < balanced.size() && balanced[d];
+    if (count != 1 && (!flag || count < 1 || blocks[d] % count != 0))
+      return emitError() << "dimension " << d << " in " << count
+                         << " parts needs balanced blocks that many parts "
+                            "divide";
+  }
   bool usedX = false, usedY = false;
   for (auto [axis, count] : llvm::zip(axes, blocks)) {
     if (axis != kNone && axis != kX && axis != kY)
@@ -404,21 +424,25 @@ std::vector<wafer::rt::LayoutDim> LayoutAttr::toRuntime() const {
     dims.push_back({axis == kX   ? rt::Axis::X
                     : axis == kY ? rt::Axis::Y
                                  : rt::Axis::None,
-                    count, isBalanced(d)});
+                    count, isBalanced(d), getPartCount(d)});
   return dims;
 }
 
-LayoutAttr LayoutAttr::withBalanced(size_t d, bool balanced) const {
+LayoutAttr LayoutAttr::withBalanced(size_t d, bool balanced,
+                                    int64_t parts) const {
   SmallVector<bool> flags(getAxes().size(), false);
   llvm::copy(getBalanced(), flags.begin());
   flags[d] = balanced;
+  SmallVector<int64_t> counts(getAxes().size(), 1);
+  llvm::copy(getParts(), counts.begin());
+  counts[d] = balanced ? parts : 1;
   return LayoutAttr::get(getContext(), getAxes(), getBlocks(), getInterleave(),
-                         flags);
+                         flags, counts);
 }
 
 LayoutAttr LayoutAttr::withInterleave(bool interleave) const {
   return LayoutAttr::get(getContext(), getAxes(), getBlocks(), interleave,
-                         getBalanced());
+                         getBalanced(), getParts());
 }
 
 //===----------------------------------------------------------------------===//
@@ -509,7 +533,8 @@ bool wafer::mesh::sameBlocks(Type a, size_t da, Type b, size_t db) {
            0;
   };
   return evenly(a, da) || evenly(b, db) ||
-         getLayout(a).isBalanced(da) == getLayout(b).isBalanced(db);
+         (getLayout(a).isBalanced(da) == getLayout(b).isBalanced(db) &&
+          getLayout(a).getPartCount(da) == getLayout(b).getPartCount(db));
 }
 
 void wafer::mesh::placeInterleaved(Operation *root) {

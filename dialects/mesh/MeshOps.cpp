@@ -52,6 +52,11 @@ static LogicalResult verifyDistributed(Operation *op, Value value,
   if (!bound)
     return op->emitOpError() << role << " " << type
                              << " is too large: its size overflows 64 bits";
+  for (auto [d, parts] : llvm::enumerate(layout.getParts()))
+    if (type.getDimSize(d) % parts != 0)
+      return op->emitOpError()
+             << role << "'s dimension " << d << " of " << type.getDimSize(d)
+             << " does not split into " << parts << " equal parts";
   return success();
 }
 
@@ -567,6 +572,8 @@ LogicalResult KvHandoffOp::verify() {
   if (source[1] != cache[1] || source[2] != cache[3])
     return emitOpError(
         "result must be [1, KVH, L, D] for a source [S, KVH, D]");
+  if (!sameBlocks(getSource().getType(), 1, getResult().getType(), 1))
+    return emitOpError("source and result must split their heads alike");
   int64_t rows = grid.getHeight();
   if (cache[2] % rows != 0)
     return emitOpError("the cache's ")
@@ -584,15 +591,21 @@ LogicalResult KvHandoffOp::verify() {
 
 bool AttentionOp::isDecode() { return shapeOf(getKey()).size() == 4; }
 
-/// With lanes split along x in blocks of `tile`: the lanes of a segment,
-/// the fewest whole heads that fill whole blocks (all lanes, if fewer).
-static int64_t lanesPerSegment(int64_t lanes, int64_t perHead, int64_t tile) {
-  return std::min(lanes, std::lcm(tile, perHead));
-}
-
 static int64_t laneTile(AttentionOp op, GridAttr grid) {
   int64_t lanes = shapeOf(op.getQuery())[1];
   return wafer::ceilDiv(lanes, grid.getWidth());
+}
+
+/// The lanes of a segment: with ceil-sized blocks of `laneTile`, the fewest
+/// whole heads that fill whole blocks (all lanes, if fewer); balanced, one
+/// part of the blocks' (`#mesh.layout`).
+static int64_t lanesPerSegment(AttentionOp op, GridAttr grid) {
+  int64_t lanes = shapeOf(op.getQuery())[1];
+  LayoutAttr layout = getLayout(op.getQuery().getType());
+  if (layout.isBalanced(1))
+    return lanes / layout.getPartCount(1);
+  return std::min(lanes,
+                  std::lcm(laneTile(op, grid), int64_t(*op.getLanesPerHead())));
 }
 
 int64_t AttentionOp::scoresPerKey(GridAttr grid) {
@@ -603,7 +616,7 @@ int64_t AttentionOp::scoresPerKey(GridAttr grid) {
   int64_t group = q[2] / k.back(), lanes = q[1],
           perHead = int64_t(*lanesPerHead);
   if (getLaneSegments(grid))
-    lanes = lanesPerSegment(lanes, perHead, laneTile(*this, grid));
+    lanes = lanesPerSegment(*this, grid);
   return lanes / perHead * group;
 }
 
@@ -615,11 +628,14 @@ std::optional<wafer::AxisSegments> AttentionOp::getLaneSegments(GridAttr grid) {
   // Whole segments, then the rest of the heads (as many columns as their
   // lanes fill).
   int64_t lanes = shapeOf(getQuery())[1], tile = laneTile(*this, grid);
-  int64_t perSegment = lanesPerSegment(lanes, int64_t(*lanesPerHead), tile);
+  int64_t perSegment = lanesPerSegment(*this, grid);
   int64_t count = wafer::ceilDiv(lanes, perSegment);
   int64_t last = lanes - (count - 1) * perSegment;
   wafer::AxisSegments segments{wafer::ceilDiv(perSegment, tile), count,
                                wafer::ceilDiv(last, tile)};
+  // Balanced parts: each spans its share of the columns.
+  if (getLayout(getQuery().getType()).isBalanced(1))
+    segments = {grid.getWidth() / count, count, grid.getWidth() / count};
   // One segment over the whole row is the whole-row sum, whose tree runs
   // over physical columns and shares the GEMVs' channels.
   if (segments.used() == grid.getWidth() && count == 1)
@@ -636,6 +652,24 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("key and value must have one type");
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be finite");
+  // Lanes are split alike in q, k and v; balanced in parts, each part
+  // holds whole KV heads (a lane segment).
+  // (The layouts' ranks are checked below; this needs dimension 1.)
+  LayoutAttr layout = getLayout(getQuery().getType()),
+             keyLayout = getLayout(getKey().getType());
+  if (std::optional<uint64_t> lanes = getLanesPerHead();
+      lanes && layout && keyLayout && layout.getAxes().size() >= 2 &&
+      keyLayout.getAxes().size() >= 2 && shapeOf(getQuery()).size() >= 2 &&
+      shapeOf(getKey()).size() >= 2) {
+    if (!sameBlocks(getQuery().getType(), 1, getKey().getType(), 1))
+      return emitOpError("query and key must split their lanes alike");
+    int64_t parts = layout.getPartCount(1);
+    if (layout.isBalanced(1) && *lanes > 0 &&
+        (shapeOf(getQuery())[1] / parts) % int64_t(*lanes) != 0)
+      return emitOpError("balanced lanes in ")
+             << parts << " parts must hold whole KV heads of " << *lanes
+             << " lanes each";
+  }
   if (!isDecode()) {
     std::optional<uint64_t> lanes = getLanesPerHead();
     if (bool(getAllreduce()) != bool(lanes))

@@ -246,6 +246,7 @@ private:
             instr.groups = op.getGroups();
             instr.scalar = op.getScalar().convertToDouble();
             instr.length = op.getLength();
+            instr.parts = op.getParts();
             if (op.getValid())
               instr.expr = op.getValid()->str();
             if (op.getPosition())

@@ -91,9 +91,28 @@ LogicalResult ProgramLowering::lowerPrefillAttention(mesh::AttentionOp op) {
 /// position.
 std::string ProgramLowering::firstLaneExpr(mesh::AttentionOp op,
                                            int64_t lanes) {
-  if (std::optional<AxisSegments> segments = op.getLaneSegments(grid))
-    return llvm::formatv("(lx % {0}) * {1}", segments->columns, lanes).str();
-  return llvm::formatv("lx * {0}", lanes).str();
+  std::optional<AxisSegments> segments = op.getLaneSegments(grid);
+  mesh::LayoutAttr layout = mesh::getLayout(op.getQuery().getType());
+  if (!layout.isBalanced(1)) {
+    if (segments)
+      return llvm::formatv("(lx % {0}) * {1}", segments->columns, lanes).str();
+    return llvm::formatv("lx * {0}", lanes).str();
+  }
+  // Balanced in parts (each a segment, when there are segments): block b
+  // of a part's c starts at b * q + min(b, r) for its n = q * c + r lanes
+  // (rt::blockStart).
+  int64_t parts = layout.getPartCount(1), columns = w / parts;
+  int64_t perPart = op.getQuery().getType().getDimSize(1) / parts;
+  int64_t q = perPart / columns, r = perPart % columns;
+  std::string block = llvm::formatv("(lx % {0})", columns).str();
+  std::string within = llvm::formatv("{0} * {1}", block, q).str();
+  if (r != 0)
+    within +=
+        llvm::formatv(" + ({0} < {1}) * {0} + ({0} >= {1}) * {1}", block, r)
+            .str();
+  if (segments)
+    return within;
+  return llvm::formatv("lx / {0} * {1} + {2}", columns, perPart, within).str();
 }
 
 /// Prefill attention over lanes: keys and values shift around the y ring

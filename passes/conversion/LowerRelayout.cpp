@@ -28,6 +28,7 @@ LogicalResult ProgramLowering::lower(mesh::RelayoutOp op) {
                    kernel.setValid(from);
                    kernel.setPosition(pos);
                    kernel.setLength(regrid.length);
+                   kernel.setParts(regrid.parts);
                  });
   instructions.create<core::MarkOp>(loc, recordOp(op, "relayout", "ring"));
   return success();

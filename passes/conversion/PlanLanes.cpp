@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #include "TfmToMeshPlanner.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace wafer;
 
@@ -60,7 +62,25 @@ Planner::laneFormOf(tfm::AttentionOp attention) {
   if (grid.getWidth() <= kvHeads || dim % 2 ||
       (query.getDimSize(2) > 1 && !prefillLanes))
     return std::nullopt;
-  LaneForm form{kvHeads, dim, false};
+  LaneForm form{kvHeads, dim, false, 0};
+  // Lanes that do not divide the columns: ceil-sized blocks may leave the
+  // last columns without lanes. Balanced blocks use every column, in parts
+  // of whole KV heads (as many as divide both the KV heads and the
+  // columns), each part a lane segment of its own. The largest block is
+  // the same either way; what differs is the sum of the partial scores
+  // along x, over a segment's columns for its KV heads. The parts are
+  // taken where their segments are no wider and hold no more KV heads
+  // than the ceil-sized blocks' (docs/architecture.md, "Attention over
+  // lanes").
+  int64_t lanes = form.lanes(), width = grid.getWidth();
+  if (lanes > width && lanes % width != 0) {
+    int64_t parts = std::gcd(kvHeads, width);
+    int64_t tile = ceilDiv(lanes, width), perHead = dim / 2;
+    int64_t segmentLanes = std::min(lanes, std::lcm(tile, perHead));
+    if (kvHeads / parts <= segmentLanes / perHead &&
+        width / parts <= ceilDiv(segmentLanes, tile))
+      form.balancedParts = parts;
+  }
   // The rope on the query's way from its projection picks the pairs.
   Value v = attention.getQuery();
   while (Operation *def = v.getDefiningOp()) {
@@ -131,19 +151,23 @@ LogicalResult Planner::planLaneGemm(Operation *op, Value lhsValue, Value weight,
                       layout({kY, kX}, {h, ring}, {false, true}));
     SmallVector<NamedDim> target{lw->other};
     llvm::append_range(target, lw->laneSide);
-    rhs =
-        placeNamed(loc, weight, lw->stored, target, {lw->k, lanes, width},
-                   layout({kY, kX, kNone}, {ring, w, 1}, {true, false, false}));
-    resultType = RankedTensorType::get({m, lanes, width}, elementType,
-                                       layout({kY, kX, kNone}, {h, w, 1}));
+    rhs = placeNamed(
+        loc, weight, lw->stored, target, {lw->k, lanes, width},
+        laneLayout(layout({kY, kX, kNone}, {ring, w, 1}, {true, false, false}),
+                   1, lw->form));
+    resultType = distributedType(
+        {m, lanes, width},
+        laneLayout(layout({kY, kX, kNone}, {h, w, 1}), 1, lw->form));
   } else {
-    lhs = materialize(op, lhsValue, {m, lanes, width},
-                      layout({kY, kX, kNone}, {h, ring, 1}));
+    lhs = materialize(
+        op, lhsValue, {m, lanes, width},
+        laneLayout(layout({kY, kX, kNone}, {h, ring, 1}), 1, lw->form));
     SmallVector<NamedDim> target(lw->laneSide);
     target.push_back(lw->other);
-    rhs =
-        placeNamed(loc, weight, lw->stored, target, {lanes, width, lw->n},
-                   layout({kY, kNone, kX}, {ring, 1, w}, {false, false, true}));
+    rhs = placeNamed(
+        loc, weight, lw->stored, target, {lanes, width, lw->n},
+        laneLayout(layout({kY, kNone, kX}, {ring, 1, w}, {false, false, true}),
+                   0, lw->form));
     resultType =
         distributedType({m, lw->n}, layout({kY, kX}, {h, w}, {false, true}));
   }
@@ -180,16 +204,21 @@ LogicalResult Planner::planLaneGemv(Operation *op, Value lhsValue, Value weight,
     lhs = *planned;
     SmallVector<NamedDim> target{other};
     llvm::append_range(target, laneSide);
-    rhs = placeNamed(loc, weight, stored, target, {k, lanes, group * 2},
-                     layout({kY, kX, kNone}, {h, w, 1}, {true, false, false}));
-    resultType = RankedTensorType::get({1, lanes, group * 2}, elementType,
-                                       layout({kNone, kX, kNone}, {1, w, 1}));
+    rhs = placeNamed(
+        loc, weight, stored, target, {k, lanes, group * 2},
+        laneLayout(layout({kY, kX, kNone}, {h, w, 1}, {true, false, false}), 1,
+                   form));
+    resultType = distributedType(
+        {1, lanes, group * 2},
+        laneLayout(layout({kNone, kX, kNone}, {1, w, 1}), 1, form));
   } else {
     lhs = plannedValues.lookup(lhsValue);
     SmallVector<NamedDim> target(laneSide);
     target.push_back(other);
-    rhs = placeNamed(loc, weight, stored, target, {lanes, group * 2, n},
-                     layout({kX, kNone, kY}, {w, 1, h}, {false, false, true}));
+    rhs = placeNamed(
+        loc, weight, stored, target, {lanes, group * 2, n},
+        laneLayout(layout({kX, kNone, kY}, {w, 1, h}, {false, false, true}), 0,
+                   form));
     resultType =
         distributedType({1, n}, layout({kNone, kY}, {1, h}, {false, true}));
   }
@@ -259,7 +288,7 @@ LogicalResult Planner::planLaneConcat(tfm::ConcatOp op, LaneForm form) {
                                {'u', 2}};
   mesh::DistributeOp cache = placeNamed(
       op.getLoc(), past, stored, target, {1, form.lanes(), slots, 2},
-      layout({kNone, kX, kY, kNone}, {1, w, h, 1}));
+      laneLayout(layout({kNone, kX, kY, kNone}, {1, w, h, 1}), 1, form));
   if (failed(checkKvCacheFits(op, cache.getType(), cacheLayout.slotsPerRow,
                               "convert-tfm-to-mesh")))
     return failure();

@@ -212,8 +212,18 @@ private:
   struct LaneForm {
     int64_t kvHeads = 0, headDim = 0;
     bool rotateHalf = false;
+    /// The parts of whole KV heads the lanes' blocks are balanced in (one
+    /// lane segment each); 0 keeps them ceil-sized.
+    int64_t balancedParts = 0;
     int64_t lanes() const { return kvHeads * headDim / 2; }
   };
+  /// `layout` with its lane dimension `d` split as `form` says.
+  mesh::LayoutAttr laneLayout(mesh::LayoutAttr layout, size_t d,
+                              const LaneForm &form) {
+    return form.balancedParts > 0
+               ? layout.withBalanced(d, true, form.balancedParts)
+               : layout;
+  }
   /// A dimension of a host tensor's view, named for matching source and
   /// target: 'e' the projection's other side, 'h' KV heads, 'g' query heads
   /// per KV head, 'i' lane within a head, 'u' which of its pair, 'b' a

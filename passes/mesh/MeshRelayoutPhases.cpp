@@ -91,9 +91,11 @@ struct MeshRelayoutPhasesPass
     cache.policy = policy;
     cache.slotsPerRow = kvSlotsPerRow(h, cache.past, capacity, policy);
     int64_t heads = type.getDimSize(1), dim = type.getDimSize(2);
-    auto cacheLayout =
-        mesh::LayoutAttr::get(builder.getContext(), {N, X, Y, N}, {1, w, h, 1},
-                              layout.getInterleave());
+    // Lanes keep their blocks (balanced, perhaps, in parts of KV heads).
+    auto cacheLayout = mesh::LayoutAttr::get(
+        builder.getContext(), {N, X, Y, N}, {1, w, h, 1},
+        layout.getInterleave(), {false, layout.isBalanced(1), false, false},
+        {1, layout.getPartCount(1), 1, 1});
     // A capacity too large for the SRAM is refused before it sizes a type
     // (near 2^63 slots the size would wrap).
     if (failed(checkKvCacheFits(getOperation(),

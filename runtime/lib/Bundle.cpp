@@ -192,7 +192,7 @@ private:
       out.push_back(fb::CreateInstr(
           b, fb::Opcode(in.op), b.CreateVector(in.bufs), in.channel,
           in.channel2, in.m, in.k, in.n, b.CreateString(in.expr), in.mark, body,
-          b.CreateString(in.expr2), in.groups, in.scalar, in.length));
+          b.CreateString(in.expr2), in.groups, in.scalar, in.length, in.parts));
     }
     return b.CreateVector(out);
   }
@@ -203,12 +203,16 @@ private:
     for (const HostTensor &t : list) {
       std::vector<fb::LayoutDim> layout;
       std::vector<uint8_t> balanced;
+      std::vector<int64_t> parts;
       for (const LayoutDim &d : t.layout) {
         layout.emplace_back(fb::Axis(d.axis), d.blocks);
         balanced.push_back(d.balanced);
+        parts.push_back(d.parts);
       }
       if (llvm::none_of(balanced, [](uint8_t b) { return b; }))
         balanced.clear();
+      if (llvm::all_of(parts, [](int64_t n) { return n == 1; }))
+        parts.clear();
       flatbuffers::Offset<flatbuffers::Vector<float>> data = 0;
       flatbuffers::Offset<flatbuffers::Vector<uint16_t>> dataF16 = 0;
       // A weight placed more than once (a tied embedding, each part of a
@@ -236,7 +240,8 @@ private:
           b.CreateString(t.gatherIds), int32_t(t.indexDim),
           b.CreateVector(t.indexMap), t.weight, b.CreateVector(t.view),
           b.CreateVector(t.sourceView), dataF16,
-          balanced.empty() ? 0 : b.CreateVector(balanced)));
+          balanced.empty() ? 0 : b.CreateVector(balanced),
+          parts.empty() ? 0 : b.CreateVector(parts)));
     }
     return b.CreateVector(out);
   }
@@ -424,6 +429,7 @@ private:
       i.groups = in->groups();
       i.scalar = in->scalar();
       i.length = in->length();
+      i.parts = in->parts();
       if (Error e = instrs(in->body(), i.body))
         return e;
       out.push_back(std::move(i));
@@ -454,6 +460,13 @@ private:
           return bad("balanced flags");
         for (auto [d, flag] : llvm::zip(t.layout, *balanced))
           d.balanced = flag;
+      }
+      if (in->parts()) {
+        std::vector<int64_t> parts = vec(in->parts());
+        if (parts.size() != t.layout.size())
+          return bad("layout parts");
+        for (auto [d, count] : llvm::zip(t.layout, parts))
+          d.parts = count;
       }
       t.sourceShape = vec(in->source_shape());
       t.permutation = vec(in->permutation());

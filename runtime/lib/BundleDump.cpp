@@ -170,6 +170,8 @@ private:
           os << " scalar " << in.scalar;
         if (in.length != 0)
           os << " length " << in.length;
+        if (in.parts != 1)
+          os << " parts " << in.parts;
         if (!in.expr.empty())
           os << " '" << in.expr << "'";
         if (!in.expr2.empty())
@@ -190,8 +192,11 @@ private:
          << (ld.axis == Axis::X   ? "x"
              : ld.axis == Axis::Y ? "y"
                                   : "none");
-      if (ld.axis != Axis::None)
+      if (ld.axis != Axis::None) {
         os << "/" << ld.blocks << (ld.balanced ? " balanced" : "");
+        if (ld.parts != 1)
+          os << " in " << ld.parts;
+      }
     }
     os << "]";
     if (!t.view.empty())

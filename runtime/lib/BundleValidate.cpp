@@ -279,8 +279,8 @@ private:
       bool hasBody = in.op == Opcode::Repeat || in.op == Opcode::When;
       if (!hasBody && !in.body.empty())
         return fail("only repeat and when have a body");
-      if (in.op != Opcode::Regrid && in.length != 0)
-        return fail("only a regrid has a length");
+      if (in.op != Opcode::Regrid && (in.length != 0 || in.parts != 1))
+        return fail("only a regrid has a length and parts");
       if (rowKernel)
         if (Error e = checkRowKernel(in))
           return fail(toString(std::move(e)));
@@ -370,8 +370,9 @@ private:
          elems(in.bufs[1]) % (*extents)[1] != 0))
       return err("regrid buffers must hold whole slots of rows x width");
     if (in.op == Opcode::Regrid)
-      if (Error e = checkRegridLength(in.m, in.groups, in.k, in.n, in.length,
-                                      elems(in.bufs[0]), elems(in.bufs[1])))
+      if (Error e =
+              checkRegridLength(in.m, in.groups, in.k, in.n, in.length,
+                                in.parts, elems(in.bufs[0]), elems(in.bufs[1])))
         return e;
     int expressions = rowKernelExpressions(in.op);
     if (expressions >= 1)
@@ -407,6 +408,11 @@ private:
       if (ld.axis == Axis::None && ld.blocks != 1)
         return fail(formatv("dimension {0} is kept whole but has {1} blocks", d,
                             ld.blocks));
+      if (ld.parts < 1 || (ld.parts > 1 && !ld.balanced) ||
+          ld.blocks % ld.parts != 0 || t.shape[d] % ld.parts != 0)
+        return fail(formatv("dimension {0}: {1} parts do not divide its size "
+                            "{2} and {3} balanced blocks",
+                            d, ld.parts, t.shape[d], ld.blocks));
     }
     // Sizes from a file may be anything: multiply with overflow checks
     // before trusting localElements and the element counts.

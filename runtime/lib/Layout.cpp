@@ -18,9 +18,10 @@ struct DimPlacement {
   int64_t pos = 0;    // the core's logical position on that axis
   int64_t blocks = 1;
   bool balanced = false;
+  int64_t parts = 1;
 
   int64_t start(int64_t block) const {
-    return blockStart(size, blocks, balanced, block);
+    return blockStart(size, blocks, balanced, block, parts);
   }
 };
 
@@ -45,6 +46,7 @@ placeDims(const std::vector<int64_t> &shape,
     p.tile = (p.size + blocks - 1) / blocks;
     p.blocks = blocks;
     p.balanced = ld.balanced;
+    p.parts = ld.parts;
   }
   return dims;
 }

@@ -160,8 +160,14 @@ rowKernelExtents(Opcode op, int64_t m, int64_t g, int64_t k, int64_t n) {
 }
 
 llvm::Error checkRegridLength(int64_t m, int64_t groups, int64_t k, int64_t n,
-                              int64_t length, int64_t outElements,
-                              int64_t aElements) {
+                              int64_t length, int64_t parts,
+                              int64_t outElements, int64_t aElements) {
+  auto fail = [](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), what);
+  };
+  if (parts < 1 || (parts > 1 && length == 0))
+    return fail("regrid parts " + llvm::Twine(parts) +
+                " need balanced blocks and at least one part");
   if (length == 0)
     return llvm::Error::success();
   auto tile = [&](int64_t elements, int64_t width) -> int64_t {
@@ -173,10 +179,15 @@ llvm::Error checkRegridLength(int64_t m, int64_t groups, int64_t k, int64_t n,
   int64_t srcTile = length < 0 || groups < 1 ? 0 : tile(aElements, k);
   int64_t unit = srcTile > 0 ? k / srcTile : 0;
   if (srcTile < 1 || k % srcTile != 0 || n != tile(outElements, n) * unit)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "regrid length " + llvm::Twine(length) +
-            " does not give balanced blocks of these widths");
+    return fail("regrid length " + llvm::Twine(length) +
+                " does not give balanced blocks of these widths");
+  // Both block counts are whole slots on `groups` cores (checked above).
+  int64_t srcBlocks = aElements / (m * k) * groups,
+          dstBlocks = outElements / (m * n) * groups;
+  if (length % parts != 0 || srcBlocks % parts != 0 || dstBlocks % parts != 0)
+    return fail("regrid parts " + llvm::Twine(parts) +
+                " do not divide length " + llvm::Twine(length) +
+                " and both block counts");
   return llvm::Error::success();
 }
 

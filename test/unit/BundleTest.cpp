@@ -79,6 +79,7 @@ Program richProgram() {
 TEST(Bundle, RoundTripPreservesTheDump) {
   Program p = richProgram();
   p.inputs[0].layout.back().balanced = true;
+  p.inputs[0].layout.back().parts = 2;
   ASSERT_EQ(errorOf(validateProgram(p)), "");
   std::vector<uint8_t> bytes = llvm::cantFail(serializeBundle(p));
   llvm::StringRef view(reinterpret_cast<const char *>(bytes.data()),
@@ -90,7 +91,7 @@ TEST(Bundle, RoundTripPreservesTheDump) {
   EXPECT_NE(dump(p).find("bound input 'position_ids' positions\n"
                          "bound input 'attention_mask' ones\n"),
             std::string::npos);
-  EXPECT_NE(dump(*back).find("/4 balanced]"), std::string::npos);
+  EXPECT_NE(dump(*back).find("/4 balanced in 2]"), std::string::npos);
   EXPECT_EQ(back->inputs.back().data.toFloats(),
             p.inputs.back().data.toFloats());
   // Serialization is deterministic.
@@ -361,7 +362,21 @@ TEST(Bundle, ValidationErrors) {
   check([](Program &p) { p.roles[0].body[3].mark = 5; },
         "role 'all' instruction 3 (mark): op index 5 out of range (2 ops)");
   check([](Program &p) { p.roles[0].body[1].length = 3; },
-        "role 'all' instruction 1 (send): only a regrid has a length");
+        "role 'all' instruction 1 (send): only a regrid has a length and "
+        "parts");
+  check([](Program &p) { p.roles[0].body[1].parts = 2; },
+        "role 'all' instruction 1 (send): only a regrid has a length and "
+        "parts");
+  check(
+      [](Program &p) {
+        p.inputs[0].layout[1].balanced = true;
+        p.inputs[0].layout[1].parts = 3;
+      },
+      "input 'x': dimension 1: 3 parts do not divide its size 4 and 4 "
+      "balanced blocks");
+  check([](Program &p) { p.inputs[0].layout[1].parts = 2; },
+        "input 'x': dimension 1: 2 parts do not divide its size 4 and 4 "
+        "balanced blocks");
   check([](Program &p) { p.inputs[0].layout[1].blocks = 3; },
         "input 'x': dimension 1: size 4 in 3 blocks on an axis of extent 4");
   check([](Program &p) { p.inputs[1].data = std::vector<float>(5, 1.0f); },

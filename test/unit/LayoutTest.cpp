@@ -68,6 +68,34 @@ TEST(Layout, BalancedBlocksDifferByAtMostOne) {
     EXPECT_EQ(blockStart(10, 4, true, b), (std::array{0, 3, 6, 8, 10})[b]);
 }
 
+TEST(Layout, BalancedInParts) {
+  // 16 lanes of 4 KV heads on 10 columns, balanced in 2 parts of 8 lanes
+  // on 5 columns each: 2, 2, 2, 1, 1 twice, no column without a lane, each
+  // part's lanes on its own columns. Ceil-sized, the last 2 columns would
+  // hold none.
+  std::vector<int64_t> shape = {16};
+  std::vector<LayoutDim> layout = {{Axis::X, 10, true, 2}};
+  std::vector<std::vector<int64_t>> blocks;
+  for (int64_t lx = 0; lx < 10; ++lx)
+    blocks.push_back(globals(shape, layout, 1, 10, lx, 0));
+  EXPECT_EQ(blocks, (std::vector<std::vector<int64_t>>{{0, 1},
+                                                       {2, 3},
+                                                       {4, 5},
+                                                       {6, -1},
+                                                       {7, -1},
+                                                       {8, 9},
+                                                       {10, 11},
+                                                       {12, 13},
+                                                       {14, -1},
+                                                       {15, -1}}));
+  for (int64_t b = 0; b <= 10; ++b)
+    EXPECT_EQ(blockStart(16, 10, true, b, 2),
+              (std::array{0, 2, 4, 6, 7, 8, 10, 12, 14, 15, 16})[b]);
+  // One part is plain balancing.
+  for (int64_t b = 0; b <= 10; ++b)
+    EXPECT_EQ(blockStart(16, 10, true, b, 1), blockStart(16, 10, true, b));
+}
+
 TEST(Layout, BalancedRowsAndSlots) {
   // Rows balanced over 4 blocks on a y axis of extent 2 (slots 2), columns
   // ceil-sized: 5 rows are blocks of 2, 1, 1, 1; every element once.

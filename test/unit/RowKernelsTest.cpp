@@ -705,10 +705,11 @@ bool succeeded(llvm::Error e) {
 /// cols, or past a balanced block's end) hold -1 in the sources and must
 /// stay -1 in the destinations.
 void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k, int64_t n,
-                 bool balanced = false) {
+                 bool balanced = false, int64_t parts = 1) {
   SCOPED_TRACE("m " + std::to_string(m) + " cols " + std::to_string(cols) +
                " E " + std::to_string(extent) + " k " + std::to_string(k) +
-               " n " + std::to_string(n) + (balanced ? " balanced" : ""));
+               " n " + std::to_string(n) + (balanced ? " balanced" : "") +
+               " parts " + std::to_string(parts));
   auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   int64_t srcSlots = ceilDiv(ceilDiv(cols, k), extent);
   int64_t dstSlots = ceilDiv(ceilDiv(cols, n), extent);
@@ -718,8 +719,9 @@ void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k, int64_t n,
   auto column = [&](int64_t b, int64_t blocks, int64_t width, int64_t c) {
     if (!balanced)
       return b * width + c;
-    int64_t start = blockStart(cols, blocks, true, b);
-    return start + c < blockStart(cols, blocks, true, b + 1) ? start + c : -1;
+    int64_t start = blockStart(cols, blocks, true, b, parts);
+    return start + c < blockStart(cols, blocks, true, b + 1, parts) ? start + c
+                                                                    : -1;
   };
   auto value = [&](int64_t row, int64_t col) -> float {
     return col >= 0 && col < cols ? float(row * 1000 + col) : -1.0f;
@@ -747,8 +749,10 @@ void checkRegrid(int64_t m, int64_t cols, int64_t extent, int64_t k, int64_t n,
       args.outElements = int64_t(dst.size());
       args.aElements = int64_t(src.size());
       args.length = balanced ? cols : 0;
-      EXPECT_TRUE(succeeded(checkRegridLength(
-          m, extent, k, n, args.length, args.outElements, args.aElements)));
+      args.parts = parts;
+      EXPECT_TRUE(
+          succeeded(checkRegridLength(m, extent, k, n, args.length, parts,
+                                      args.outElements, args.aElements)));
       RowResult r = rowKernel(Opcode::Regrid, args);
       EXPECT_EQ(r.written, int64_t(dst.size()));
       copied += r.work;
@@ -798,7 +802,19 @@ TEST(RowKernels, RegridBalancedBlocks) {
   checkRegrid(3, 10, 2, 5, 3, true);
   checkRegrid(2, 12, 3, 4, 2, true);
   // A length whose balanced blocks are not the widths is refused.
-  EXPECT_FALSE(succeeded(checkRegridLength(2, 6, 11, 6, 70, 24, 22)));
+  EXPECT_FALSE(succeeded(checkRegridLength(2, 6, 11, 6, 70, 1, 24, 22)));
+}
+
+TEST(RowKernels, RegridBalancedInParts) {
+  // Lanes into a MeshGEMM on a 2x10 grid: 16 lanes in 2 parts, from 10
+  // blocks of 2 or 1 to lcm(2, 10) = 20 blocks of 1 or 0, and back.
+  checkRegrid(3, 16, 10, 2, 1, /*balanced=*/true, /*parts=*/2);
+  checkRegrid(3, 16, 10, 1, 2, true, 2);
+  // Parts that do not divide the length or a block count are refused, and
+  // parts need balanced blocks.
+  EXPECT_FALSE(succeeded(checkRegridLength(3, 10, 2, 1, 16, 3, 6, 6)));
+  EXPECT_FALSE(succeeded(checkRegridLength(3, 10, 2, 1, 0, 2, 6, 6)));
+  EXPECT_TRUE(succeeded(checkRegridLength(3, 10, 2, 1, 16, 2, 6, 6)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,6 +45,7 @@ rt::kernels::RowArgs RelayoutOp::getRegridArgs(GridAttr grid) {
   // Balanced blocks (on both sides, one of them perhaps evenly divided:
   // the verifier checks) need the length.
   args.length = from.isBalanced(d) || to.isBalanced(d) ? type.getDimSize(d) : 0;
+  args.parts = std::max(from.getPartCount(d), to.getPartCount(d));
   args.outElements = localElements(getResult(), grid);
   args.aElements = localElements(getSource(), grid);
   return args;

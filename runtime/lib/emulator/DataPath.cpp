@@ -44,6 +44,7 @@ kernels::RowArgs rowArgs(const Program &p, const Op &op,
   args.m = op.m, args.groups = op.groups, args.k = op.k, args.n = op.n;
   args.scalar = op.scalar;
   args.length = op.length;
+  args.parts = op.parts;
   args.expr = values.expr;
   args.expr2 = values.expr2;
   args.outElements = p.buffers[op.out].elements;

@@ -1194,7 +1194,7 @@ Error Scheduler::adopt(
         llvm::all_of(llvm::zip(out->layout, in->layout), [](auto pair) {
           auto [a, b] = pair;
           return a.axis == b.axis && a.blocks == b.blocks &&
-                 a.balanced == b.balanced;
+                 a.balanced == b.balanced && a.parts == b.parts;
         });
     // Nothing moves: the value must already be where this program reads it.
     if (src.offsetBytes != dst.offsetBytes || src.elements != dst.elements ||

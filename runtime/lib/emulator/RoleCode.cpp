@@ -106,6 +106,7 @@ void compileBody(const std::vector<Instr> &body, std::vector<Op> &code,
     op.groups = in.groups;
     op.scalar = in.scalar;
     op.length = in.length;
+    op.parts = in.parts;
     op.mark = in.mark;
     // validateProgram has parsed every expression already.
     int expressions = expressionCount(in.op);

@@ -59,8 +59,8 @@ struct Op {
   int32_t channel = -1;
   int64_t m = 0, k = 0, n = 0, groups = 1;
   double scalar = 0;
-  /// Regrid: Instr::length.
-  int64_t length = 0;
+  /// Regrid: Instr::length and Instr::parts.
+  int64_t length = 0, parts = 1;
   /// Indices into the shared expression table, -1 when absent.
   int32_t expr = -1, expr2 = -1;
   /// LoopBegin / Branch: pc past the body; LoopEnd: pc of its LoopBegin.

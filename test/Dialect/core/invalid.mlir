@@ -1043,3 +1043,26 @@ core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"
     core.rows <div_rows> [@a, @b] {m = 1 : i64, n = 4 : i64, length = 4 : i64}
   }
 }
+
+// -----
+
+// 12 entries of 2 x 2 blocks in 3 parts: 3 does not divide the 4 blocks.
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @d[6] : f32 at 0
+  core.buffer @s[6] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{regrid parts 3 do not divide length 12 and both block counts}}
+    core.rows <regrid> [@d, @s] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 3 : i64, valid = "(lx + 1) % W", position = "lx", length = 12 : i64, parts = 3 : i64}
+  }
+}
+
+// -----
+
+core.program attributes {grid = #mesh.grid<2x2>, ops = [["m", "gemm", "meshgemm"]], target = #mesh.target<base = "wse2">} {
+  core.buffer @d[6] : f32 at 0
+  core.buffer @s[6] : f32 at 24
+  core.role @all at #core.cores<x = 0:1:1, y = 0:1:1> {
+    // expected-error @+1 {{regrid parts 2 need balanced blocks and at least one part}}
+    core.rows <regrid> [@d, @s] {m = 1 : i64, groups = 2 : i64, k = 3 : i64, n = 3 : i64, valid = "(lx + 1) % W", position = "lx", parts = 2 : i64}
+  }
+}

@@ -1747,3 +1747,39 @@ module attributes {mesh.grid = #mesh.grid<2x2>} {
     return
   }
 }
+
+// -----
+
+// expected-error @+1 {{dimension 1 in 3 parts needs balanced blocks that many parts divide}}
+func.func private @parts_blocks(tensor<4x4xf32, #mesh.layout<[*, x:4 balanced in 3]>>)
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<1x4>} {
+  func.func @parts_size(%x: tensor<1x6xf32>) {
+    // expected-error @+1 {{result's dimension 1 of 6 does not split into 4 equal parts}}
+    %d = mesh.distribute %x : tensor<1x6xf32> -> tensor<1x6xf32, #mesh.layout<[*, x:4 balanced in 4]>>
+    return
+  }
+}
+
+// -----
+
+module attributes {mesh.grid = #mesh.grid<2x4>} {
+  func.func @lanes_split_unlike(%q: tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced, *]>>, %k: tensor<4x6x2xf32, #mesh.layout<[y:2, x:4, *]>>) {
+    // expected-error @+1 {{query and key must split their lanes alike}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, allreduce = #mesh.allreduce<ktree, k = 2>, lanes_per_head = 3 : i64} : tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced, *]>>, tensor<4x6x2xf32, #mesh.layout<[y:2, x:4, *]>>, tensor<4x6x2xf32, #mesh.layout<[y:2, x:4, *]>> -> tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced, *]>>
+    return
+  }
+}
+
+// -----
+
+// 6 lanes of 3 KV heads in 2 parts of 3 lanes: a part would split a head.
+module attributes {mesh.grid = #mesh.grid<2x4>} {
+  func.func @lane_parts_split_heads(%q: tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>>, %k: tensor<4x6x2xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>>) {
+    // expected-error @+1 {{balanced lanes in 2 parts must hold whole KV heads of 2 lanes each}}
+    %o = mesh.attention %q, %k, %k {scale = 0.5 : f64, length = 4 : i64, allreduce = #mesh.allreduce<ktree, k = 2>, lanes_per_head = 2 : i64} : tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>>, tensor<4x6x2xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>>, tensor<4x6x2xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>> -> tensor<4x6x4xf32, #mesh.layout<[y:2, x:4 balanced in 2, *]>>
+    return
+  }
+}

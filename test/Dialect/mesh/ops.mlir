@@ -8,6 +8,8 @@ module attributes {mesh.grid = #mesh.grid<5x7>,
     %w = tfm.weight "w" from "m.onnx" : tensor<29x50xf32>
     // CHECK: mesh.distribute %{{.*}} : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5 balanced, x:35], interleave>>
     %balanced = mesh.distribute %x : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5 balanced, x:35], interleave>>
+    // CHECK: mesh.distribute %{{.*}} : tensor<1x50xf32> -> tensor<1x50xf32, #mesh.layout<[*, x:14 balanced in 2]>>
+    %parts = mesh.distribute %v : tensor<1x50xf32> -> tensor<1x50xf32, #mesh.layout<[*, x:14 balanced in 2]>>
     // CHECK: mesh.distribute %{{.*}} : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
     %a = mesh.distribute %x : tensor<37x50xf32> -> tensor<37x50xf32, #mesh.layout<[y:5, x:35], interleave>>
     // CHECK: mesh.distribute %{{.*}} {permutation = array<i64: 1, 0>}

@@ -318,6 +318,9 @@ struct Instr {
   /// (LayoutDim::balanced; on one side they may divide evenly, where both
   /// sizings agree); 0 when they are ceil-sized.
   int64_t length = 0;
+  /// Regrid: the parts its balanced blocks are balanced in
+  /// (LayoutDim::parts).
+  int64_t parts = 1;
   std::vector<Instr> body;
 };
 
@@ -338,22 +341,33 @@ enum class Axis : uint8_t { None = 0, X = 1, Y = 2 };
 /// tile_d = ceil(shape_d / blocks_d). Ceil-sized blocks fill whole tiles in
 /// order, the padding (zeros) on the last cores; balanced blocks hold
 /// floor(shape_d / blocks_d) elements, the first shape_d mod blocks_d one
-/// more, each padded at its end (blockStart).
+/// more, each padded at its end (blockStart). Balanced in `parts` parts,
+/// the dimension is that many equal parts, each balanced over as many
+/// consecutive blocks (parts divides blocks and shape_d): attention's lanes,
+/// whose parts are whole KV heads.
 struct LayoutDim {
   Axis axis = Axis::None;
   int64_t blocks = 1;
   bool balanced = false;
+  int64_t parts = 1;
 };
 
 /// The first element of block `block` of a dimension of `size` elements in
 /// `blocks` blocks (block == blocks gives the end): blocks of the sizes
 /// LayoutDim describes.
 inline int64_t blockStart(int64_t size, int64_t blocks, bool balanced,
-                          int64_t block) {
-  if (balanced)
-    return std::min(block * (size / blocks) + std::min(block, size % blocks),
+                          int64_t block, int64_t parts = 1) {
+  if (!balanced)
+    return std::min(block * ((size + blocks - 1) / blocks), size);
+  if (parts > 1 && blocks % parts == 0 && size % parts == 0) {
+    int64_t perPart = blocks / parts, part = block / perPart;
+    return std::min(part * (size / parts) + blockStart(size / parts, perPart,
+                                                       true,
+                                                       block - part * perPart),
                     size);
-  return std::min(block * ((size + blocks - 1) / blocks), size);
+  }
+  return std::min(block * (size / blocks) + std::min(block, size % blocks),
+                  size);
 }
 
 struct HostTensor {

@@ -49,14 +49,15 @@ llvm::Expected<std::vector<int64_t>> rowKernelExtents(Opcode op, int64_t m,
                                                       int64_t groups,
                                                       int64_t k, int64_t n);
 
-/// A Regrid's `length` (Instr::length) against its widths and its buffers'
-/// elements (whole slots, checked before): 0 for ceil-sized blocks, or the
-/// length whose balanced blocks, in as many blocks as the slots on
-/// `groups` cores, are the widths' tiles of one unit (the columns of one
-/// entry) each.
+/// A Regrid's `length` and `parts` (Instr::length, Instr::parts) against
+/// its widths and its buffers' elements (whole slots, checked before):
+/// length 0 for ceil-sized blocks, or the length whose balanced blocks, in
+/// as many blocks as the slots on `groups` cores, are the widths' tiles of
+/// one unit (the columns of one entry) each; parts 1, or dividing the
+/// length and both block counts.
 llvm::Error checkRegridLength(int64_t m, int64_t groups, int64_t k, int64_t n,
-                              int64_t length, int64_t outElements,
-                              int64_t aElements);
+                              int64_t length, int64_t parts,
+                              int64_t outElements, int64_t aElements);
 
 } // namespace wafer::rt
 
@@ -68,8 +69,8 @@ struct RowArgs {
   const float *a = nullptr, *b = nullptr, *c = nullptr;
   int64_t m = 0, groups = 1, k = 0, n = 0;
   double scalar = 0;
-  /// Regrid: Instr::length.
-  int64_t length = 0;
+  /// Regrid: Instr::length and Instr::parts.
+  int64_t length = 0, parts = 1;
   /// The values of the instruction's expressions: AttnScores: the valid
   /// keys; Regrid: the source and this core's axis positions; FlashStep:
   /// the global positions of the first key and the first query.
@@ -93,8 +94,8 @@ RowResult rowKernelCounts(Opcode op, const RowArgs &args);
 template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
   // Block b lies at axis position b % E, slot b / E. Ceil-sized, column c
   // of the matrix lies in block c / width; balanced, the r.length entries
-  // of the dimension are split as LayoutDim says, each entry `unit`
-  // columns wide (the dimensions after it).
+  // of the dimension are split as LayoutDim says (in r.parts parts), each
+  // entry `unit` columns wide (the dimensions after it).
   int64_t m = r.m, k = r.k, n = r.n, extent = r.groups;
   int64_t srcSlots = r.aElements / (m * k), dstSlots = r.outElements / (m * n);
   int64_t srcBlocks = srcSlots * extent, dstBlocks = dstSlots * extent;
@@ -103,8 +104,9 @@ template <typename F> void forEachRegridOverlap(const RowArgs &r, F f) {
   auto columns = [&](int64_t block, int64_t blocks, int64_t width) {
     if (r.length == 0)
       return std::pair(block * width, (block + 1) * width);
-    return std::pair(blockStart(r.length, blocks, true, block) * unit,
-                     blockStart(r.length, blocks, true, block + 1) * unit);
+    return std::pair(blockStart(r.length, blocks, true, block, r.parts) * unit,
+                     blockStart(r.length, blocks, true, block + 1, r.parts) *
+                         unit);
   };
   for (int64_t t = 0; t < dstSlots; ++t) {
     auto [dLo, dHi] = columns(r.expr2 + t * extent, dstBlocks, n);
